@@ -1,0 +1,194 @@
+//! The catalog: every loaded plugin and the tools clients see, as one
+//! immutable snapshot that is swapped atomically.
+//!
+//! # Tool names and collisions
+//! A tool is served under its own name when no other plugin in the folder
+//! declares the same name. When two or more plugins declare it, each of them
+//! is served as `<plugin>_<tool>`, where `<plugin>` is the file stem
+//! (`calc.wasm` gives `calc_add`). Never "first wins": the rule depends only
+//! on the folder's contents, not on load order. Should a prefixed name be
+//! invalid (over 64 characters) or still taken, that tool is skipped with a
+//! warning naming both plugins.
+//!
+//! Tools are listed by plugin name, then in the order each plugin declares
+//! them, so the order is deterministic across requests and restarts.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result};
+use arc_swap::ArcSwap;
+use serde_json::{Map, Value};
+
+use crate::mcp::{ToolHost, UnknownTool};
+use crate::plugin::{Plugin, Sandbox, is_valid_tool_name};
+use crate::tool::{CallOutput, EventSink, ToolDef};
+
+/// Where a served tool name leads.
+#[derive(Debug, Clone)]
+struct Route {
+    plugin: Arc<Plugin>,
+    index: usize,
+}
+
+/// One consistent view of the plugins and their tools.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    plugins: Vec<Arc<Plugin>>,
+    tools: Arc<[ToolDef]>,
+    routes: HashMap<String, Route>,
+}
+
+impl Snapshot {
+    /// Builds the served tool list from `plugins`, applying the collision rule.
+    pub fn new(mut plugins: Vec<Arc<Plugin>>) -> Snapshot {
+        plugins.sort_by(|a, b| (a.name(), a.path()).cmp(&(b.name(), b.path())));
+        let mut declared: HashMap<&str, usize> = HashMap::new();
+        for plugin in &plugins {
+            for def in plugin.tools() {
+                *declared.entry(def.name.as_str()).or_default() += 1;
+            }
+        }
+        let mut tools = Vec::new();
+        let mut routes: HashMap<String, Route> = HashMap::new();
+        for plugin in &plugins {
+            for (index, def) in plugin.tools().enumerate() {
+                let served = if declared[def.name.as_str()] == 1 {
+                    def.name.clone()
+                } else {
+                    format!("{}_{}", plugin.name(), def.name)
+                };
+                if !is_valid_tool_name(&served) {
+                    tracing::warn!(
+                        "skipping tool `{}` of plugin `{}`: its name collides with another plugin's and the prefixed name `{served}` is not a valid tool name",
+                        def.name,
+                        plugin.name()
+                    );
+                    continue;
+                }
+                if let Some(taken) = routes.get(&served) {
+                    tracing::warn!(
+                        "skipping tool `{}` of plugin `{}` ({}): the name `{served}` is already served by plugin `{}` ({})",
+                        def.name,
+                        plugin.name(),
+                        plugin.path().display(),
+                        taken.plugin.name(),
+                        taken.plugin.path().display()
+                    );
+                    continue;
+                }
+                let mut served_def = def.clone();
+                served_def.name = served.clone();
+                tools.push(served_def);
+                routes.insert(
+                    served,
+                    Route {
+                        plugin: plugin.clone(),
+                        index,
+                    },
+                );
+            }
+        }
+        Snapshot {
+            plugins,
+            tools: tools.into(),
+            routes,
+        }
+    }
+
+    /// The served tools, in their deterministic order.
+    pub fn tools(&self) -> &Arc<[ToolDef]> {
+        &self.tools
+    }
+
+    /// The loaded plugins, sorted by name.
+    pub fn plugins(&self) -> &[Arc<Plugin>] {
+        &self.plugins
+    }
+
+    /// The plugin and tool index behind a served name.
+    pub fn route(&self, name: &str) -> Option<(&Arc<Plugin>, usize)> {
+        self.routes.get(name).map(|r| (&r.plugin, r.index))
+    }
+}
+
+/// The current snapshot, readable without locks from every request.
+pub struct Catalog {
+    current: ArcSwap<Snapshot>,
+}
+
+impl Catalog {
+    pub fn new(snapshot: Snapshot) -> Catalog {
+        Catalog {
+            current: ArcSwap::from_pointee(snapshot),
+        }
+    }
+
+    /// The snapshot as of now; later swaps do not affect it.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.current.load_full()
+    }
+
+    /// Replaces the snapshot. Calls already running finish on the old one.
+    pub fn swap(&self, snapshot: Snapshot) {
+        self.current.store(Arc::new(snapshot));
+    }
+}
+
+impl ToolHost for Catalog {
+    fn tools(&self) -> Arc<[ToolDef]> {
+        self.current.load().tools.clone()
+    }
+
+    async fn call(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        events: Option<EventSink>,
+    ) -> Result<CallOutput, UnknownTool> {
+        let snapshot = self.snapshot();
+        let (plugin, index) = snapshot.route(name).ok_or(UnknownTool)?;
+        Ok(plugin.call(index, &arguments, events).await)
+    }
+}
+
+/// The `*.wasm` files directly inside `dir`, sorted.
+pub fn plugin_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry?.path();
+        if path.extension().is_some_and(|ext| ext == "wasm") && path.is_file() {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Loads every plugin in `dir` in parallel. A plugin that fails to load is
+/// reported on stderr, naming the file and the reason, and left out.
+pub async fn load_dir(sandbox: &Arc<Sandbox>, dir: &Path) -> Result<Snapshot> {
+    let files = plugin_files(dir)?;
+    let mut loading = tokio::task::JoinSet::new();
+    for path in files {
+        let sandbox = sandbox.clone();
+        loading.spawn(async move {
+            let result = Plugin::load(&sandbox, &path).await;
+            (path, result)
+        });
+    }
+    let mut plugins = Vec::new();
+    while let Some(joined) = loading.join_next().await {
+        let (path, result) = joined.context("a plugin load task panicked")?;
+        match result {
+            Ok(plugin) => plugins.push(Arc::new(plugin)),
+            Err(err) => tracing::error!("skipping plugin {}: {err:#}", path.display()),
+        }
+    }
+    if plugins.is_empty() {
+        tracing::warn!("no plugin loaded from {}", dir.display());
+    }
+    Ok(Snapshot::new(plugins))
+}

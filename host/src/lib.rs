@@ -1,0 +1,13 @@
+//! Corral serves WebAssembly components as MCP tools.
+//!
+//! Data flows one way: the wire ([`mcp`]) dispatches to the [`catalog`],
+//! which routes a tool name to a [`plugin`]; the plugin validates the
+//! arguments against the tool's [`schema`], runs the call in a fresh
+//! sandboxed instance, and checks the result, which the protocol layer then
+//! shapes for the client's revision. [`tool`] holds the types they share.
+
+pub mod catalog;
+pub mod mcp;
+pub mod plugin;
+pub mod schema;
+pub mod tool;

@@ -1,0 +1,466 @@
+//! One MCP session over a line-delimited byte stream (stdio).
+//!
+//! The reader classifies each line and answers protocol errors at once;
+//! every request runs in a task of its own, so a slow tool call never delays
+//! a ping or another call. Responses and notifications go through one
+//! channel to a single writer that owns the output: nothing else writes there.
+//! When the input closes, work in flight finishes, its responses are
+//! written, and `serve` returns.
+
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+
+use anyhow::Result;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as CURSOR;
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+use tokio::task::{AbortHandle, JoinSet};
+
+use super::jsonrpc::{self, Frame, Incoming, Notification, Request, RpcError};
+use super::{Revision, ToolHost, UnknownTool, shape};
+use crate::tool::{CallEvent, EventSink, LogLevel};
+
+/// Settings of the protocol layer.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// Tools per `tools/list` page.
+    pub page_size: usize,
+    /// Whether the server sends `notifications/tools/list_changed`.
+    pub list_changed: bool,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            page_size: 500,
+            list_changed: false,
+        }
+    }
+}
+
+/// Serves MCP on the process's stdin and stdout until stdin closes.
+pub async fn serve_stdio<H: ToolHost>(host: Arc<H>, options: ServerOptions) -> Result<()> {
+    let stdin = std::io::BufReader::with_capacity(64 * 1024, std::io::stdin());
+    serve(host, options, stdin, std::io::stdout()).await
+}
+
+/// Serves MCP on `input` and `output` until `input` closes.
+///
+/// Each side gets a thread of its own doing plain blocking I/O: cheaper per
+/// message than async stdio, which hands every read and write to a pool.
+pub async fn serve<H, R, W>(host: Arc<H>, options: ServerOptions, input: R, output: W) -> Result<()>
+where
+    H: ToolHost,
+    R: BufRead + Send + 'static,
+    W: Write + Send + 'static,
+{
+    let (outbox, queue) = mpsc::unbounded_channel();
+    let writer = std::thread::Builder::new()
+        .name("corral-stdout".into())
+        .spawn(move || write_messages(output, queue))?;
+    let (line_sender, mut lines) = mpsc::channel(64);
+    std::thread::Builder::new()
+        .name("corral-stdin".into())
+        .spawn(move || read_lines(input, line_sender))?;
+    let session = Arc::new(Session {
+        host,
+        options,
+        outbox,
+        revision: Mutex::new(None),
+        log_level: Arc::new(AtomicU8::new(LOGGING_OFF)),
+        in_flight: Mutex::new(HashMap::new()),
+    });
+
+    let mut tasks = JoinSet::new();
+    while let Some(line) = lines.recv().await {
+        while tasks.try_join_next().is_some() {}
+        let frame = match std::str::from_utf8(&line) {
+            Ok(text) if text.trim().is_empty() => continue,
+            Ok(text) => jsonrpc::parse_frame(text.trim()),
+            Err(_) => Frame::Unparseable(RpcError::new(
+                jsonrpc::code::PARSE_ERROR,
+                "Parse error: the line is not valid UTF-8",
+            )),
+        };
+        session.handle_frame(frame, &mut tasks);
+    }
+    tracing::debug!(
+        "input closed; finishing {} request(s) in flight",
+        tasks.len()
+    );
+    while tasks.join_next().await.is_some() {}
+    drop(session);
+    let written = tokio::task::spawn_blocking(move || writer.join()).await?;
+    written.map_err(|_| anyhow::anyhow!("the stdout writer panicked"))??;
+    Ok(())
+}
+
+/// Reads lines until end of input or a read error, handing each to the session.
+fn read_lines<R: BufRead>(mut input: R, lines: mpsc::Sender<Vec<u8>>) {
+    loop {
+        let mut line = Vec::new();
+        match input.read_until(b'\n', &mut line) {
+            Ok(0) => return,
+            Ok(_) => {
+                if lines.blocking_send(line).is_err() {
+                    return;
+                }
+            }
+            Err(err) => {
+                tracing::error!("reading input: {err}");
+                return;
+            }
+        }
+    }
+}
+
+/// Writes each message as one line, flushing whenever the queue runs dry.
+/// Ends when every sender is gone, or when the output fails (the client left).
+fn write_messages<W: Write>(
+    mut output: W,
+    mut queue: mpsc::UnboundedReceiver<Value>,
+) -> std::io::Result<()> {
+    let mut buffer = Vec::with_capacity(4096);
+    while let Some(message) = queue.blocking_recv() {
+        buffer.clear();
+        append_line(&mut buffer, &message);
+        while let Ok(message) = queue.try_recv() {
+            append_line(&mut buffer, &message);
+        }
+        output.write_all(&buffer)?;
+        output.flush()?;
+    }
+    Ok(())
+}
+
+fn append_line(buffer: &mut Vec<u8>, message: &Value) {
+    serde_json::to_writer(&mut *buffer, message).expect("a JSON value always serializes");
+    buffer.push(b'\n');
+}
+
+/// `log_level` before the client sets one: no log notifications.
+const LOGGING_OFF: u8 = u8::MAX;
+
+struct Session<H> {
+    host: Arc<H>,
+    options: ServerOptions,
+    outbox: mpsc::UnboundedSender<Value>,
+    /// Set by `initialize`.
+    revision: Mutex<Option<Revision>>,
+    /// The minimum level of log notifications, as a `LogLevel` index.
+    log_level: Arc<AtomicU8>,
+    /// Requests running, by the JSON text of their id, for cancellation.
+    in_flight: Mutex<HashMap<String, AbortHandle>>,
+}
+
+impl<H: ToolHost> Session<H> {
+    fn send(&self, message: Value) {
+        // Fails only once the writer is gone (the client closed stdout);
+        // there is no one left to tell.
+        let _ = self.outbox.send(message);
+    }
+
+    /// The negotiated revision; requests before `initialize` get the newest.
+    fn revision(&self) -> Revision {
+        self.revision
+            .lock()
+            .unwrap()
+            .unwrap_or(Revision::NEWEST_LEGACY)
+    }
+
+    fn handle_frame(self: &Arc<Self>, frame: Frame, tasks: &mut JoinSet<()>) {
+        match frame {
+            Frame::Unparseable(error) => self.send(jsonrpc::error_response(Value::Null, &error)),
+            Frame::Single(Incoming::Request(request)) if request.method == "initialize" => {
+                let response = self.initialize(request);
+                self.send(response);
+            }
+            Frame::Single(Incoming::Request(request)) => {
+                let session = self.clone();
+                self.spawn_request(tasks, request, move |response| session.send(response));
+            }
+            Frame::Single(Incoming::Notification(notification)) => self.notified(notification),
+            Frame::Single(Incoming::Response) => {}
+            Frame::Single(Incoming::Invalid { id, error }) => {
+                self.send(jsonrpc::error_response(id, &error))
+            }
+            Frame::Batch(items) => self.handle_batch(items, tasks),
+        }
+    }
+
+    /// Runs `request` in a task of its own, cancellable by its id, and hands
+    /// the response to `deliver` unless the request was cancelled.
+    fn spawn_request<F>(self: &Arc<Self>, tasks: &mut JoinSet<()>, request: Request, deliver: F)
+    where
+        F: FnOnce(Value) + Send + 'static,
+    {
+        let key = request.id.to_string();
+        let session = self.clone();
+        let task_key = key.clone();
+        // Holding the lock while spawning means the task cannot deregister
+        // itself before it is registered.
+        let mut in_flight = self.in_flight.lock().unwrap();
+        let handle = tasks.spawn(async move {
+            let response = session.respond(request).await;
+            session.in_flight.lock().unwrap().remove(&task_key);
+            deliver(response);
+        });
+        in_flight.insert(key, handle);
+    }
+
+    fn handle_batch(self: &Arc<Self>, items: Vec<Incoming>, tasks: &mut JoinSet<()>) {
+        let revision = *self.revision.lock().unwrap();
+        if !revision.is_some_and(Revision::has_batches) {
+            let message = match revision {
+                Some(revision) => format!(
+                    "Invalid Request: JSON-RPC batches are not part of protocol revision {revision}"
+                ),
+                None => "Invalid Request: JSON-RPC batches need protocol revision 2025-03-26, negotiated by a prior initialize".into(),
+            };
+            self.send(jsonrpc::error_response(
+                Value::Null,
+                &RpcError::invalid_request(message),
+            ));
+            return;
+        }
+        if items.is_empty() {
+            let error = RpcError::invalid_request("Invalid Request: empty batch");
+            self.send(jsonrpc::error_response(Value::Null, &error));
+            return;
+        }
+        let (answers, mut collected) = mpsc::unbounded_channel();
+        for item in items {
+            match item {
+                Incoming::Request(request) if request.method == "initialize" => {
+                    let error = RpcError::invalid_request(
+                        "Invalid Request: initialize must not be part of a batch",
+                    );
+                    let _ = answers.send(jsonrpc::error_response(request.id, &error));
+                }
+                Incoming::Request(request) => {
+                    let answers = answers.clone();
+                    self.spawn_request(tasks, request, move |response| {
+                        let _ = answers.send(response);
+                    });
+                }
+                Incoming::Notification(notification) => self.notified(notification),
+                Incoming::Response => {}
+                Incoming::Invalid { id, error } => {
+                    let _ = answers.send(jsonrpc::error_response(id, &error));
+                }
+            }
+        }
+        drop(answers);
+        // The batch's answer is one array, sent when every request has
+        // answered or been cancelled (a cancelled request's sender is dropped).
+        let session = self.clone();
+        tasks.spawn(async move {
+            let mut responses = Vec::new();
+            while let Some(response) = collected.recv().await {
+                responses.push(response);
+            }
+            if !responses.is_empty() {
+                session.send(Value::Array(responses));
+            }
+        });
+    }
+
+    fn notified(&self, notification: Notification) {
+        match notification.method.as_str() {
+            "notifications/cancelled" => {
+                let Some(id) = notification.params.get("requestId") else {
+                    return;
+                };
+                if let Some(task) = self.in_flight.lock().unwrap().remove(&id.to_string()) {
+                    // The spec: stop the work and send no response.
+                    task.abort();
+                    tracing::debug!("cancelled request {id}");
+                }
+            }
+            "notifications/initialized" => tracing::debug!("client initialized"),
+            other => tracing::debug!("ignoring notification {other}"),
+        }
+    }
+
+    fn initialize(&self, request: Request) -> Value {
+        let mut negotiated = self.revision.lock().unwrap();
+        if negotiated.is_some() {
+            let error =
+                RpcError::invalid_request("Invalid Request: the session is already initialized");
+            return jsonrpc::error_response(request.id, &error);
+        }
+        let requested = request
+            .params
+            .get("protocolVersion")
+            .and_then(Value::as_str);
+        let revision = Revision::negotiate(requested);
+        *negotiated = Some(revision);
+        let client = request
+            .params
+            .get("clientInfo")
+            .map(Value::to_string)
+            .unwrap_or_default();
+        tracing::info!(
+            "initialized: protocol {revision} (client asked for {requested:?}) {client}"
+        );
+        let mut server_info = json!({ "name": "corral", "version": env!("CARGO_PKG_VERSION") });
+        if revision.has_structured_output() {
+            server_info["title"] = "Corral".into();
+        }
+        jsonrpc::response(
+            request.id,
+            json!({
+                "protocolVersion": revision.as_str(),
+                "capabilities": {
+                    "tools": { "listChanged": self.options.list_changed },
+                    "logging": {},
+                },
+                "serverInfo": server_info,
+            }),
+        )
+    }
+
+    async fn respond(&self, request: Request) -> Value {
+        let id = request.id.clone();
+        match self.dispatch(request).await {
+            Ok(result) => jsonrpc::response(id, result),
+            Err(error) => jsonrpc::error_response(id, &error),
+        }
+    }
+
+    async fn dispatch(&self, request: Request) -> Result<Value, RpcError> {
+        match request.method.as_str() {
+            "ping" => Ok(json!({})),
+            "tools/list" => self.list_tools(&request.params),
+            "tools/call" => self.call_tool(request.params).await,
+            "logging/setLevel" => self.set_log_level(&request.params),
+            method => Err(RpcError::method_not_found(method)),
+        }
+    }
+
+    fn list_tools(&self, params: &Map<String, Value>) -> Result<Value, RpcError> {
+        let tools = self.host.tools();
+        let start = match params.get("cursor") {
+            None | Some(Value::Null) => 0,
+            Some(Value::String(cursor)) => decode_cursor(cursor)
+                .filter(|&offset| offset <= tools.len())
+                .ok_or_else(|| RpcError::invalid_params(format!("Invalid cursor: {cursor}")))?,
+            Some(_) => {
+                return Err(RpcError::invalid_params(
+                    "Invalid params: `cursor` must be a string",
+                ));
+            }
+        };
+        let end = tools.len().min(start + self.options.page_size.max(1));
+        let revision = self.revision();
+        let page: Vec<Value> = tools[start..end]
+            .iter()
+            .map(|tool| shape::tool_json(tool, revision))
+            .collect();
+        let mut result = json!({ "tools": page });
+        if end < tools.len() {
+            result["nextCursor"] = encode_cursor(end).into();
+        }
+        Ok(result)
+    }
+
+    async fn call_tool(&self, mut params: Map<String, Value>) -> Result<Value, RpcError> {
+        let Some(Value::String(name)) = params.remove("name") else {
+            return Err(RpcError::invalid_params(
+                "Invalid params: tools/call needs a string `name`",
+            ));
+        };
+        let arguments = match params.remove("arguments") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(arguments)) => arguments,
+            Some(_) => {
+                return Err(RpcError::invalid_params(
+                    "Invalid params: `arguments` must be an object",
+                ));
+            }
+        };
+        let progress_token = params
+            .get("_meta")
+            .and_then(|meta| meta.get("progressToken"))
+            .filter(|token| token.is_string() || token.is_number())
+            .cloned();
+        let events = self.event_sink(progress_token, &name);
+        match self.host.call(&name, arguments, Some(events)).await {
+            Ok(output) => Ok(shape::call_result_json(&output, self.revision())),
+            Err(UnknownTool) => Err(RpcError::invalid_params(format!("Unknown tool: {name}"))),
+        }
+    }
+
+    fn set_log_level(&self, params: &Map<String, Value>) -> Result<Value, RpcError> {
+        let level = params
+            .get("level")
+            .and_then(Value::as_str)
+            .and_then(LogLevel::parse)
+            .ok_or_else(|| {
+                RpcError::invalid_params(
+                    "Invalid params: `level` must be one of debug, info, notice, warning, error, critical, alert, emergency",
+                )
+            })?;
+        self.log_level.store(level as u8, Ordering::Relaxed);
+        Ok(json!({}))
+    }
+
+    /// Where a call's events go: progress notifications for the request's
+    /// progress token (increasing values only, as the spec requires), and
+    /// log notifications at or above the client's level.
+    fn event_sink(&self, progress_token: Option<Value>, tool: &str) -> EventSink {
+        let outbox = self.outbox.clone();
+        let log_level = self.log_level.clone();
+        let revision = self.revision();
+        let logger = tool.to_string();
+        let last_progress = Mutex::new(f64::NEG_INFINITY);
+        Arc::new(move |event| match event {
+            CallEvent::Progress {
+                done,
+                total,
+                message,
+            } => {
+                let Some(token) = &progress_token else { return };
+                let mut last = last_progress.lock().unwrap();
+                if !done.is_finite() || done <= *last {
+                    return;
+                }
+                *last = done;
+                let mut params = json!({ "progressToken": token, "progress": done });
+                if let Some(total) = total.filter(|t| t.is_finite()) {
+                    params["total"] = total.into();
+                }
+                if let Some(message) = message.filter(|_| revision >= Revision::V2025_03_26) {
+                    params["message"] = message.into();
+                }
+                let _ = outbox.send(jsonrpc::notification(
+                    "notifications/progress",
+                    Some(params),
+                ));
+            }
+            CallEvent::Log { level, message } => {
+                if (level as u8) < log_level.load(Ordering::Relaxed) {
+                    return;
+                }
+                let params = json!({ "level": level.as_str(), "logger": logger, "data": message });
+                let _ = outbox.send(jsonrpc::notification("notifications/message", Some(params)));
+            }
+        })
+    }
+}
+
+fn encode_cursor(offset: usize) -> String {
+    CURSOR.encode(format!("offset:{offset}"))
+}
+
+fn decode_cursor(cursor: &str) -> Option<usize> {
+    let bytes = CURSOR.decode(cursor).ok()?;
+    std::str::from_utf8(&bytes)
+        .ok()?
+        .strip_prefix("offset:")?
+        .parse()
+        .ok()
+}

@@ -1,0 +1,350 @@
+//! Shaping tools and call results into JSON for a protocol revision.
+//!
+//! A client never receives a field its revision does not define: no `title`,
+//! `outputSchema`, `structuredContent` or `resource_link` before 2025-06-18,
+//! no audio before 2025-03-26, no `icons` or `execution` before 2025-11-25.
+//! Content the client cannot receive as such is described in text instead of
+//! being dropped silently.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde_json::{Map, Value, json};
+
+use super::Revision;
+use crate::tool::{Annotations, CallOutput, Content, ResourceContents, ToolDef};
+
+/// A tool definition (MCP `Tool`) for `revision`.
+pub fn tool_json(tool: &ToolDef, revision: Revision) -> Value {
+    let mut out = Map::new();
+    out.insert("name".into(), tool.name.clone().into());
+    if revision.has_structured_output() {
+        insert_opt(&mut out, "title", &tool.title);
+    }
+    insert_opt(&mut out, "description", &tool.description);
+    out.insert("inputSchema".into(), tool.input_schema.clone());
+    if revision.has_structured_output()
+        && let Some(schema) = &tool.output_schema
+    {
+        out.insert("outputSchema".into(), schema.clone());
+    }
+    if revision.has_tool_annotations()
+        && let Some(a) = &tool.annotations
+    {
+        let mut annotations = Map::new();
+        insert_opt(&mut annotations, "title", &a.title);
+        insert_opt(&mut annotations, "readOnlyHint", &a.read_only_hint);
+        insert_opt(&mut annotations, "destructiveHint", &a.destructive_hint);
+        insert_opt(&mut annotations, "idempotentHint", &a.idempotent_hint);
+        insert_opt(&mut annotations, "openWorldHint", &a.open_world_hint);
+        if !annotations.is_empty() {
+            out.insert("annotations".into(), annotations.into());
+        }
+    }
+    if revision.has_icons_and_execution() {
+        if !tool.icons.is_empty() {
+            let icons = tool
+                .icons
+                .iter()
+                .map(|icon| {
+                    let mut i = Map::new();
+                    i.insert("src".into(), icon.src.clone().into());
+                    insert_opt(&mut i, "mimeType", &icon.mime_type);
+                    if !icon.sizes.is_empty() {
+                        i.insert("sizes".into(), icon.sizes.clone().into());
+                    }
+                    insert_opt(&mut i, "theme", &icon.theme);
+                    Value::Object(i)
+                })
+                .collect::<Vec<_>>();
+            out.insert("icons".into(), icons.into());
+        }
+        if let Some(task_support) = tool.task_support {
+            out.insert(
+                "execution".into(),
+                json!({ "taskSupport": task_support.as_str() }),
+            );
+        }
+    }
+    Value::Object(out)
+}
+
+/// A call result (MCP `CallToolResult`) for `revision`.
+pub fn call_result_json(output: &CallOutput, revision: Revision) -> Value {
+    let mut content: Vec<Value> = output
+        .content
+        .iter()
+        .map(|item| content_json(item, revision))
+        .collect();
+    let mut out = Map::new();
+    if let Some(structured) = &output.structured {
+        if revision.has_structured_output() {
+            out.insert("structuredContent".into(), structured.clone());
+        } else if !output
+            .content
+            .iter()
+            .any(|c| matches!(c, Content::Text { .. }))
+        {
+            // The client cannot see structuredContent; give it the JSON as text.
+            content.push(json!({ "type": "text", "text": structured.to_string() }));
+        }
+    }
+    out.insert("content".into(), content.into());
+    out.insert("isError".into(), output.is_error.into());
+    Value::Object(out)
+}
+
+fn content_json(item: &Content, revision: Revision) -> Value {
+    let mut out = Map::new();
+    let annotations = match item {
+        Content::Text { text, annotations } => {
+            out.insert("type".into(), "text".into());
+            out.insert("text".into(), text.clone().into());
+            annotations
+        }
+        Content::Image {
+            data,
+            mime_type,
+            annotations,
+        } => {
+            out.insert("type".into(), "image".into());
+            out.insert("data".into(), BASE64.encode(data).into());
+            out.insert("mimeType".into(), mime_type.clone().into());
+            annotations
+        }
+        Content::Audio {
+            data,
+            mime_type,
+            annotations,
+        } if revision.has_audio() => {
+            out.insert("type".into(), "audio".into());
+            out.insert("data".into(), BASE64.encode(data).into());
+            out.insert("mimeType".into(), mime_type.clone().into());
+            annotations
+        }
+        Content::Audio {
+            data,
+            mime_type,
+            annotations,
+        } => {
+            let text = format!(
+                "[audio content ({mime_type}, {} bytes) omitted: protocol revision {revision} has no audio content]",
+                data.len()
+            );
+            out.insert("type".into(), "text".into());
+            out.insert("text".into(), text.into());
+            annotations
+        }
+        Content::ResourceLink {
+            uri,
+            name,
+            title,
+            description,
+            mime_type,
+            size,
+            annotations,
+        } if revision.has_structured_output() => {
+            out.insert("type".into(), "resource_link".into());
+            out.insert("uri".into(), uri.clone().into());
+            out.insert("name".into(), name.clone().into());
+            insert_opt(&mut out, "title", title);
+            insert_opt(&mut out, "description", description);
+            insert_opt(&mut out, "mimeType", mime_type);
+            insert_opt(&mut out, "size", size);
+            annotations
+        }
+        Content::ResourceLink {
+            uri,
+            name,
+            title,
+            description,
+            annotations,
+            ..
+        } => {
+            let label = title.as_deref().unwrap_or(name);
+            let text = match description {
+                Some(description) => format!("Resource link: {label} <{uri}>: {description}"),
+                None => format!("Resource link: {label} <{uri}>"),
+            };
+            out.insert("type".into(), "text".into());
+            out.insert("text".into(), text.into());
+            annotations
+        }
+        Content::Resource {
+            uri,
+            mime_type,
+            contents,
+            annotations,
+        } => {
+            let mut resource = Map::new();
+            resource.insert("uri".into(), uri.clone().into());
+            insert_opt(&mut resource, "mimeType", mime_type);
+            match contents {
+                ResourceContents::Text(text) => resource.insert("text".into(), text.clone().into()),
+                ResourceContents::Blob(blob) => {
+                    resource.insert("blob".into(), BASE64.encode(blob).into())
+                }
+            };
+            out.insert("type".into(), "resource".into());
+            out.insert("resource".into(), resource.into());
+            annotations
+        }
+    };
+    if let Some(annotations) = annotations_json(annotations.as_ref(), revision) {
+        out.insert("annotations".into(), annotations);
+    }
+    Value::Object(out)
+}
+
+fn annotations_json(annotations: Option<&Annotations>, revision: Revision) -> Option<Value> {
+    let a = annotations?;
+    let mut out = Map::new();
+    if !a.audience.is_empty() {
+        let audience: Vec<Value> = a.audience.iter().map(|r| r.as_str().into()).collect();
+        out.insert("audience".into(), audience.into());
+    }
+    insert_opt(&mut out, "priority", &a.priority);
+    if revision.has_structured_output() {
+        insert_opt(&mut out, "lastModified", &a.last_modified);
+    }
+    (!out.is_empty()).then_some(Value::Object(out))
+}
+
+fn insert_opt<T: Clone + Into<Value>>(map: &mut Map<String, Value>, key: &str, value: &Option<T>) {
+    if let Some(value) = value {
+        map.insert(key.into(), value.clone().into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::{Role, TaskSupport, ToolAnnotations};
+
+    fn full_tool() -> ToolDef {
+        ToolDef {
+            name: "stats".into(),
+            title: Some("Stats".into()),
+            description: Some("Counts".into()),
+            input_schema: json!({ "type": "object" }),
+            output_schema: Some(json!({ "type": "object" })),
+            annotations: Some(ToolAnnotations {
+                read_only_hint: Some(true),
+                ..Default::default()
+            }),
+            icons: vec![crate::tool::Icon {
+                src: "https://example.com/i.png".into(),
+                mime_type: Some("image/png".into()),
+                sizes: vec!["48x48".into()],
+                theme: None,
+            }],
+            task_support: Some(TaskSupport::Forbidden),
+        }
+    }
+
+    fn keys(value: &Value) -> Vec<&str> {
+        let mut keys: Vec<&str> = value
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    #[test]
+    fn tool_fields_follow_the_revision() {
+        let tool = full_tool();
+        assert_eq!(
+            keys(&tool_json(&tool, Revision::V2024_11_05)),
+            ["description", "inputSchema", "name"]
+        );
+        assert_eq!(
+            keys(&tool_json(&tool, Revision::V2025_03_26)),
+            ["annotations", "description", "inputSchema", "name"]
+        );
+        assert_eq!(
+            keys(&tool_json(&tool, Revision::V2025_06_18)),
+            [
+                "annotations",
+                "description",
+                "inputSchema",
+                "name",
+                "outputSchema",
+                "title"
+            ]
+        );
+        assert_eq!(
+            keys(&tool_json(&tool, Revision::V2025_11_25)),
+            [
+                "annotations",
+                "description",
+                "execution",
+                "icons",
+                "inputSchema",
+                "name",
+                "outputSchema",
+                "title"
+            ]
+        );
+    }
+
+    #[test]
+    fn content_the_revision_lacks_becomes_text() {
+        let output = CallOutput {
+            content: vec![
+                Content::Audio {
+                    data: vec![1, 2, 3],
+                    mime_type: "audio/wav".into(),
+                    annotations: None,
+                },
+                Content::ResourceLink {
+                    uri: "https://example.com/r".into(),
+                    name: "r".into(),
+                    title: None,
+                    description: None,
+                    mime_type: None,
+                    size: None,
+                    annotations: Some(Annotations {
+                        audience: vec![Role::User],
+                        priority: Some(0.5),
+                        last_modified: Some("2025-05-03T14:30:00Z".into()),
+                    }),
+                },
+            ],
+            structured: Some(json!({ "n": 1 })),
+            is_error: false,
+        };
+        let old = call_result_json(&output, Revision::V2024_11_05);
+        assert_eq!(old["content"][0]["type"], "text");
+        assert!(
+            old["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("audio/wav")
+        );
+        assert_eq!(old["content"][1]["type"], "text");
+        assert_eq!(
+            old["content"][1]["annotations"],
+            json!({ "audience": ["user"], "priority": 0.5 })
+        );
+        assert_eq!(
+            old["content"][2],
+            json!({ "type": "text", "text": "{\"n\":1}" })
+        );
+        assert!(old.get("structuredContent").is_none());
+
+        let new = call_result_json(&output, Revision::V2025_06_18);
+        assert_eq!(
+            new["content"][0],
+            json!({ "type": "audio", "data": "AQID", "mimeType": "audio/wav" })
+        );
+        assert_eq!(new["content"][1]["type"], "resource_link");
+        assert_eq!(
+            new["content"][1]["annotations"]["lastModified"],
+            "2025-05-03T14:30:00Z"
+        );
+        assert_eq!(new["structuredContent"], json!({ "n": 1 }));
+        assert_eq!(new["content"].as_array().unwrap().len(), 2);
+    }
+}

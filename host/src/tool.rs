@@ -1,0 +1,220 @@
+//! What a tool is and what a call returns, independent of both the wire
+//! protocol and WebAssembly.
+//!
+//! The plugin layer produces these from validated plugin output; the `mcp`
+//! layer shapes them into JSON for the negotiated protocol revision.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+/// A tool as served to clients, after validation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDef {
+    /// The name clients call it by (see the catalog's collision rule).
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    /// A JSON Schema object describing the arguments.
+    pub input_schema: Value,
+    /// A JSON Schema object describing `structuredContent`, if the tool has one.
+    pub output_schema: Option<Value>,
+    pub annotations: Option<ToolAnnotations>,
+    pub icons: Vec<Icon>,
+    pub task_support: Option<TaskSupport>,
+}
+
+/// Behaviour hints (MCP `ToolAnnotations`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolAnnotations {
+    pub title: Option<String>,
+    pub read_only_hint: Option<bool>,
+    pub destructive_hint: Option<bool>,
+    pub idempotent_hint: Option<bool>,
+    pub open_world_hint: Option<bool>,
+}
+
+/// An icon for display (MCP `Icon`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Icon {
+    pub src: String,
+    pub mime_type: Option<String>,
+    pub sizes: Vec<String>,
+    pub theme: Option<String>,
+}
+
+/// Whether a tool supports task-augmented execution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskSupport {
+    Forbidden,
+    Optional,
+    Required,
+}
+
+impl TaskSupport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
+}
+
+/// The outcome of a tool call (MCP `CallToolResult`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallOutput {
+    pub content: Vec<Content>,
+    /// A JSON object, already validated against the tool's output schema.
+    pub structured: Option<Value>,
+    /// A tool execution error: the content tells the model what went wrong.
+    pub is_error: bool,
+}
+
+impl CallOutput {
+    /// A tool execution error with one text item.
+    pub fn error(message: impl Into<String>) -> Self {
+        Self {
+            content: vec![Content::text(message)],
+            structured: None,
+            is_error: true,
+        }
+    }
+}
+
+/// Who content is meant for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+/// Content annotations (MCP `Annotations`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Annotations {
+    pub audience: Vec<Role>,
+    pub priority: Option<f64>,
+    pub last_modified: Option<String>,
+}
+
+/// One item of a result's content.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content {
+    Text {
+        text: String,
+        annotations: Option<Annotations>,
+    },
+    Image {
+        data: Vec<u8>,
+        mime_type: String,
+        annotations: Option<Annotations>,
+    },
+    Audio {
+        data: Vec<u8>,
+        mime_type: String,
+        annotations: Option<Annotations>,
+    },
+    ResourceLink {
+        uri: String,
+        name: String,
+        title: Option<String>,
+        description: Option<String>,
+        mime_type: Option<String>,
+        size: Option<u64>,
+        annotations: Option<Annotations>,
+    },
+    Resource {
+        uri: String,
+        mime_type: Option<String>,
+        contents: ResourceContents,
+        annotations: Option<Annotations>,
+    },
+}
+
+impl Content {
+    /// Plain text content without annotations.
+    pub fn text(text: impl Into<String>) -> Self {
+        Content::Text {
+            text: text.into(),
+            annotations: None,
+        }
+    }
+}
+
+/// The body of an embedded resource.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResourceContents {
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+/// Log severity, as in RFC 5424 and MCP logging; ordered from least to most severe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+impl LogLevel {
+    pub const ALL: [LogLevel; 8] = [
+        LogLevel::Debug,
+        LogLevel::Info,
+        LogLevel::Notice,
+        LogLevel::Warning,
+        LogLevel::Error,
+        LogLevel::Critical,
+        LogLevel::Alert,
+        LogLevel::Emergency,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+            LogLevel::Error => "error",
+            LogLevel::Critical => "critical",
+            LogLevel::Alert => "alert",
+            LogLevel::Emergency => "emergency",
+        }
+    }
+
+    pub fn parse(level: &str) -> Option<LogLevel> {
+        Self::ALL.into_iter().find(|l| l.as_str() == level)
+    }
+}
+
+/// Something a plugin reports while a call runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallEvent {
+    Log {
+        level: LogLevel,
+        message: String,
+    },
+    Progress {
+        done: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+}
+
+/// Where a running call's events go. The protocol layer decides what reaches
+/// the client (progress only with a progress token, logs only at the client's
+/// level); the plugin layer has already logged them to stderr.
+pub type EventSink = Arc<dyn Fn(CallEvent) + Send + Sync>;

@@ -1,0 +1,107 @@
+//! What the host offers a running tool: logging and progress reports.
+
+/// Write to the host's log.
+///
+/// Messages go to the host's log and, at or above the level the client asked
+/// for, to the client as MCP log notifications. On native targets (unit
+/// tests) they are written to stderr instead.
+///
+/// ```no_run
+/// corral_sdk::log::info("fetching page 2 of 5");
+/// ```
+pub mod log {
+    /// Severity of a log message, as in RFC 5424 and MCP logging.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum Level {
+        /// Detailed debugging information.
+        Debug,
+        /// Informational messages.
+        Info,
+        /// Normal but significant events.
+        Notice,
+        /// Warning conditions.
+        Warning,
+        /// Error conditions.
+        Error,
+        /// Critical conditions.
+        Critical,
+        /// Action must be taken immediately.
+        Alert,
+        /// The system is unusable.
+        Emergency,
+    }
+
+    /// Writes `message` at `level`.
+    pub fn log(level: Level, message: impl AsRef<str>) {
+        imp::log(level, message.as_ref());
+    }
+
+    /// Writes `message` at debug level.
+    pub fn debug(message: impl AsRef<str>) {
+        log(Level::Debug, message);
+    }
+
+    /// Writes `message` at info level.
+    pub fn info(message: impl AsRef<str>) {
+        log(Level::Info, message);
+    }
+
+    /// Writes `message` at warning level.
+    pub fn warn(message: impl AsRef<str>) {
+        log(Level::Warning, message);
+    }
+
+    /// Writes `message` at error level.
+    pub fn error(message: impl AsRef<str>) {
+        log(Level::Error, message);
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    mod imp {
+        use super::Level;
+        use crate::bindings::corral::plugin::host;
+        use crate::bindings::corral::plugin::types::LogLevel;
+
+        pub(super) fn log(level: Level, message: &str) {
+            let level = match level {
+                Level::Debug => LogLevel::Debug,
+                Level::Info => LogLevel::Info,
+                Level::Notice => LogLevel::Notice,
+                Level::Warning => LogLevel::Warning,
+                Level::Error => LogLevel::Error,
+                Level::Critical => LogLevel::Critical,
+                Level::Alert => LogLevel::Alert,
+                Level::Emergency => LogLevel::Emergency,
+            };
+            host::log(level, message);
+        }
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    mod imp {
+        use super::Level;
+
+        pub(super) fn log(level: Level, message: &str) {
+            eprintln!("[{level:?}] {message}");
+        }
+    }
+}
+
+/// Reports progress of the current call: `done` should increase with every
+/// report; `total` is the expected final value when known.
+///
+/// The host forwards reports to the client as `notifications/progress` when
+/// the client asked for progress, and drops them otherwise. On native
+/// targets (unit tests) this does nothing.
+///
+/// ```no_run
+/// for i in 1..=3 {
+///     corral_sdk::progress(i as f64, Some(3.0), Some("working"));
+/// }
+/// ```
+pub fn progress(done: f64, total: Option<f64>, message: Option<&str>) {
+    #[cfg(target_arch = "wasm32")]
+    crate::bindings::corral::plugin::host::progress(done, total, message);
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = (done, total, message);
+}

@@ -1,0 +1,142 @@
+//! Write Corral plugins in Rust: MCP tools served from
+//! WebAssembly components.
+//!
+//! A plugin is a `cdylib` crate built for `wasm32-wasip2`. It declares its
+//! tools with [`Tool::new`] and exports them with [`plugin!`]. Each tool is a
+//! plain function from an argument type to a result type:
+//!
+//! - the argument type implements [`serde::Deserialize`] and
+//!   [`schemars::JsonSchema`]; its JSON Schema (2020-12, doc comments become
+//!   descriptions) is the tool's input schema. Tools without arguments take
+//!   [`NoArgs`].
+//! - the result type implements [`IntoToolResult`]: text (`String`, `&str`,
+//!   numbers, `bool`), [`Json`] for structured content with an output schema,
+//!   [`Image`], [`Audio`], a list of [`Content`], a hand-built [`CallResult`],
+//!   or a `Result<_, E>` whose error becomes a tool execution error (the
+//!   model sees the message and can correct itself).
+//!
+//! ```rust,no_run
+//! use corral_sdk::{plugin, Tool, ToolError};
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
+//!
+//! /// Two numbers.
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Pair {
+//!     /// The left operand
+//!     a: f64,
+//!     /// The right operand
+//!     b: f64,
+//! }
+//!
+//! fn add(p: Pair) -> f64 {
+//!     p.a + p.b
+//! }
+//!
+//! fn divide(p: Pair) -> Result<f64, ToolError> {
+//!     if p.b == 0.0 {
+//!         return Err(ToolError::new("cannot divide by zero"));
+//!     }
+//!     Ok(p.a / p.b)
+//! }
+//!
+//! plugin! {
+//!     Tool::new("add", add).description("Add two numbers"),
+//!     Tool::new("divide", divide).description("Divide a by b").read_only(),
+//! }
+//! ```
+//!
+//! Build with `cargo build --release --target wasm32-wasip2`; the resulting
+//! `.wasm` file is a component that Corral can load.
+//!
+//! The host calls every tool in a fresh instance, so a plugin keeps no state
+//! between calls. While a call runs, a tool may write to the host's log with
+//! the functions in [`log`] and report [`progress`].
+//!
+//! The crate also compiles for native targets so that plugin logic can be
+//! unit-tested with `cargo test`: there [`log`] writes to stderr and
+//! [`progress`] does nothing, and [`Tool::call`] runs a tool directly.
+
+#![warn(missing_docs)]
+
+mod content;
+mod host;
+mod result;
+mod tool;
+
+#[doc(hidden)]
+#[allow(missing_docs)]
+pub mod bindings {
+    wit_bindgen::generate!({
+        world: "plugin",
+        path: "../wit",
+        pub_export_macro: true,
+        default_bindings_module: "::corral_sdk::bindings",
+    });
+}
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use content::{Annotations, Content, EmbeddedResource, ResourceContents, ResourceLink, Role};
+pub use host::{log, progress};
+pub use result::{Audio, CallResult, Image, IntoToolResult, Json, ToolError};
+pub use tool::{Icon, NoArgs, Tool};
+
+/// Re-exported so that plugins can name `corral_sdk::serde_json::Value`
+/// without another dependency.
+pub use serde_json;
+
+/// Exports a plugin's tools from this crate.
+///
+/// Invoke it once, at the root of a `cdylib` crate, with a comma-separated
+/// list of [`Tool`] expressions. The list is evaluated once per instance,
+/// i.e. once per host request, so keep the expressions cheap (they usually
+/// are: a name, a function and a few strings).
+///
+/// ```rust,no_run
+/// use corral_sdk::{plugin, NoArgs, Tool};
+///
+/// fn hello(_: NoArgs) -> &'static str {
+///     "hello"
+/// }
+///
+/// plugin! {
+///     Tool::new("hello", hello).description("Say hello"),
+/// }
+/// ```
+///
+/// The macro also defines a hidden function `__corral_tools() -> Vec<Tool>`
+/// in the invoking module, which tests can use to inspect the tool list.
+#[macro_export]
+macro_rules! plugin {
+    ($($tool:expr),* $(,)?) => {
+        /// The tools this plugin exports.
+        #[doc(hidden)]
+        #[allow(dead_code)]
+        pub fn __corral_tools() -> ::std::vec::Vec<$crate::Tool> {
+            ::std::vec![$($tool),*]
+        }
+
+        #[doc(hidden)]
+        struct __CorralPlugin;
+
+        impl $crate::bindings::exports::corral::plugin::tools::Guest for __CorralPlugin {
+            fn list() -> ::std::vec::Vec<$crate::bindings::exports::corral::plugin::tools::Tool> {
+                $crate::__private::list(__corral_tools())
+            }
+
+            fn call(
+                name: ::std::string::String,
+                arguments: ::std::string::String,
+            ) -> $crate::bindings::exports::corral::plugin::tools::CallResult {
+                $crate::__private::call(__corral_tools(), &name, &arguments)
+            }
+        }
+
+        $crate::bindings::export!(__CorralPlugin with_types_in $crate::bindings);
+    };
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,231 @@
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::*;
+
+/// Two numbers.
+#[derive(Deserialize, JsonSchema)]
+struct Pair {
+    /// The left operand
+    a: f64,
+    /// The right operand
+    b: f64,
+}
+
+fn add(p: Pair) -> f64 {
+    p.a + p.b
+}
+
+fn divide(p: Pair) -> Result<f64, ToolError> {
+    if p.b == 0.0 {
+        return Err(ToolError::new("cannot divide by zero"));
+    }
+    Ok(p.a / p.b)
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Sum {
+    /// The total
+    total: f64,
+}
+
+fn text_of(result: &CallResult) -> Vec<&str> {
+    result
+        .content
+        .iter()
+        .map(|c| match c {
+            Content::Text { text, .. } => text.as_str(),
+            _ => "<not text>",
+        })
+        .collect()
+}
+
+#[test]
+fn input_schema_from_argument_type() {
+    let schema = Tool::new("add", add).input_schema();
+    assert_eq!(
+        schema,
+        json!({
+            "description": "Two numbers.",
+            "type": "object",
+            "properties": {
+                "a": {"description": "The left operand", "type": "number", "format": "double"},
+                "b": {"description": "The right operand", "type": "number", "format": "double"},
+            },
+            "required": ["a", "b"],
+        })
+    );
+}
+
+#[test]
+fn descriptions_are_reflowed() {
+    /// Options.
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Options {
+        /// A long description that
+        /// spans two lines.
+        ///
+        /// And a second paragraph:
+        /// - with a list
+        /// - of two items
+        #[serde(default)]
+        #[schemars(example = "x\ny")]
+        long: String,
+    }
+    let schema = Tool::new("t", |_: Options| "").input_schema();
+    assert_eq!(
+        schema["properties"]["long"]["description"],
+        "A long description that spans two lines.\n\nAnd a second paragraph:\n- with a list\n- of two items"
+    );
+    assert_eq!(schema["properties"]["long"]["examples"], json!(["x\ny"]));
+}
+
+#[test]
+fn no_args_schema() {
+    let tool = Tool::new("ping", |_: NoArgs| "pong");
+    assert_eq!(
+        tool.input_schema(),
+        json!({"type": "object", "additionalProperties": false})
+    );
+    assert_eq!(tool.get_output_schema(), None);
+    assert_eq!(text_of(&tool.call("")), ["pong"]);
+    assert_eq!(text_of(&tool.call("{}")), ["pong"]);
+    assert!(tool.call(r#"{"x": 1}"#).is_error);
+}
+
+#[test]
+fn any_object_schema() {
+    let tool = Tool::new("echo", |v: serde_json::Value| v.to_string());
+    assert_eq!(tool.input_schema(), json!({"type": "object"}));
+}
+
+#[test]
+fn numbers_and_errors() {
+    let tool = Tool::new("divide", divide);
+    let ok = tool.call(r#"{"a": 1, "b": 4}"#);
+    assert!(!ok.is_error);
+    assert_eq!(text_of(&ok), ["0.25"]);
+    let err = tool.call(r#"{"a": 1, "b": 0}"#);
+    assert!(err.is_error);
+    assert_eq!(text_of(&err), ["cannot divide by zero"]);
+    let bad = tool.call(r#"{"a": 1}"#);
+    assert!(bad.is_error);
+    assert_eq!(
+        text_of(&bad),
+        ["invalid arguments for tool divide: missing field `b` at line 1 column 8"]
+    );
+}
+
+#[test]
+fn json_result_is_structured() {
+    let tool = Tool::new("sum", |p: Pair| Json(Sum { total: p.a + p.b }));
+    assert_eq!(
+        tool.get_output_schema(),
+        Some(json!({
+            "type": "object",
+            "properties": {"total": {"description": "The total", "type": "number", "format": "double"}},
+            "required": ["total"],
+        }))
+    );
+    let result = tool.call(r#"{"a": 1, "b": 2}"#);
+    assert_eq!(result.structured_content, Some(json!({"total": 3.0})));
+    assert_eq!(text_of(&result), [r#"{"total":3.0}"#]);
+
+    // Result<Json<T>, E> keeps the output schema.
+    let fallible = Tool::new("sum", |p: Pair| -> Result<Json<Sum>, String> {
+        Ok(Json(Sum { total: p.a + p.b }))
+    });
+    assert_eq!(fallible.get_output_schema(), tool.get_output_schema());
+
+    // Only objects are structured content.
+    assert!(Json(vec![1, 2]).into_result().is_error);
+}
+
+#[test]
+fn tool_errors_from_common_types() {
+    fn parse(s: &str) -> Result<i32, ToolError> {
+        Ok(s.parse::<i32>()?)
+    }
+    assert_eq!(
+        parse("x").unwrap_err().message(),
+        "invalid digit found in string"
+    );
+    let from_io: ToolError = std::io::Error::other("disk on fire").into();
+    assert_eq!(from_io.to_string(), "disk on fire");
+    let from_str: ToolError = "nope".into();
+    assert_eq!(from_str.message(), "nope");
+}
+
+#[test]
+fn list_and_call_glue() {
+    let tools = || {
+        vec![
+            Tool::new("add", add)
+                .title("Add")
+                .description("Add two numbers")
+                .read_only()
+                .closed_world(),
+            Tool::new("plain", |_: NoArgs| 1u8),
+            Tool::new("sum", |p: Pair| Json(Sum { total: p.a + p.b })),
+        ]
+    };
+    let listed = __private::list(tools());
+    assert_eq!(listed.len(), 3);
+    assert_eq!(listed[0].name, "add");
+    assert_eq!(listed[0].title.as_deref(), Some("Add"));
+    let annotations = listed[0].annotations.as_ref().unwrap();
+    assert_eq!(annotations.title.as_deref(), Some("Add"));
+    assert_eq!(annotations.read_only_hint, Some(true));
+    assert_eq!(annotations.open_world_hint, Some(false));
+    assert_eq!(annotations.destructive_hint, None);
+    assert!(listed[1].annotations.is_none());
+    assert!(listed[0].output_schema.is_none());
+    let output: serde_json::Value =
+        serde_json::from_str(listed[2].output_schema.as_deref().unwrap()).unwrap();
+    assert_eq!(output["type"], "object");
+
+    let result = __private::call(tools(), "add", r#"{"a": 2, "b": 3}"#);
+    assert!(!result.is_error);
+    assert!(result.structured_content.is_none());
+    let result = __private::call(tools(), "sum", r#"{"a": 2, "b": 3}"#);
+    assert_eq!(
+        result.structured_content.as_deref(),
+        Some(r#"{"total":5.0}"#)
+    );
+    let result = __private::call(tools(), "nope", "{}");
+    assert!(result.is_error);
+    match &result.content[..] {
+        [bindings::corral::plugin::types::Content::Text(t)] => {
+            assert_eq!(t.text, "unknown tool: nope")
+        }
+        other => panic!("unexpected content {other:?}"),
+    }
+}
+
+#[test]
+fn content_builders() {
+    let result = CallResult::new()
+        .text("summary")
+        .image(vec![1, 2, 3], "image/png")
+        .resource_text("x://a.csv", "text/csv", "a,b\n")
+        .resource_link(ResourceLink::new("https://example.com", "example"))
+        .with(Audio::wav(vec![0]))
+        .mark_error();
+    assert!(result.is_error);
+    assert_eq!(result.content.len(), 5);
+    assert_eq!(
+        result.content[2],
+        Content::Resource(EmbeddedResource {
+            uri: "x://a.csv".into(),
+            mime_type: Some("text/csv".into()),
+            contents: ResourceContents::Text("a,b\n".into()),
+            annotations: None,
+        })
+    );
+    let annotated = Content::text("hi").with_annotations(Annotations::new().audience([Role::User]));
+    assert!(
+        matches!(annotated, Content::Text { annotations: Some(a), .. } if a.audience == [Role::User])
+    );
+}

@@ -1,0 +1,328 @@
+//! Tool definitions.
+
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, SchemaGenerator, generate::SchemaSettings};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::result::{CallResult, IntoToolResult};
+
+type Handler = Box<dyn Fn(&str) -> Result<CallResult, serde_json::Error>>;
+type Text = Cow<'static, str>;
+
+/// One tool: a name, a handler function and metadata for the client.
+///
+/// ```
+/// use corral_sdk::{NoArgs, Tool};
+/// let tool = Tool::new("ping", |_: NoArgs| "pong")
+///     .title("Ping")
+///     .description("Check that the plugin answers.")
+///     .read_only()
+///     .idempotent();
+/// assert_eq!(tool.call("{}").content, vec![corral_sdk::Content::text("pong")]);
+/// ```
+pub struct Tool {
+    pub(crate) name: Text,
+    pub(crate) title: Option<Text>,
+    pub(crate) description: Option<Text>,
+    pub(crate) read_only: Option<bool>,
+    pub(crate) destructive: Option<bool>,
+    pub(crate) idempotent: Option<bool>,
+    pub(crate) open_world: Option<bool>,
+    pub(crate) icons: Vec<Icon>,
+    input_schema: fn() -> Value,
+    output_schema: fn() -> Option<Value>,
+    handler: Handler,
+}
+
+impl Tool {
+    /// A tool called `name` (1-64 characters of `[A-Za-z0-9_-]`, unique in
+    /// the plugin) that runs `handler`.
+    ///
+    /// The arguments object is deserialized into `A`, whose JSON Schema is
+    /// the tool's input schema; the return value becomes the result through
+    /// [`IntoToolResult`], which also supplies the output schema.
+    pub fn new<A, R, F>(name: impl Into<Cow<'static, str>>, handler: F) -> Self
+    where
+        A: DeserializeOwned + JsonSchema,
+        R: IntoToolResult,
+        F: Fn(A) -> R + 'static,
+    {
+        Tool {
+            name: name.into(),
+            title: None,
+            description: None,
+            read_only: None,
+            destructive: None,
+            idempotent: None,
+            open_world: None,
+            icons: Vec::new(),
+            input_schema: schema_for::<A>,
+            output_schema: R::output_schema,
+            handler: Box::new(move |arguments| {
+                let args = serde_json::from_str::<A>(arguments)?;
+                Ok(handler(args).into_result())
+            }),
+        }
+    }
+
+    /// Sets the human-readable title (sent both as the tool's `title` and as
+    /// the `title` annotation, for older clients).
+    pub fn title(mut self, title: impl Into<Cow<'static, str>>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the description: what the tool does and when to use it, written
+    /// for a language model.
+    pub fn description(mut self, description: impl Into<Cow<'static, str>>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Hints that the tool does not modify its environment.
+    pub fn read_only(mut self) -> Self {
+        self.read_only = Some(true);
+        self
+    }
+
+    /// Hints that the tool may perform destructive updates.
+    pub fn destructive(mut self) -> Self {
+        self.destructive = Some(true);
+        self
+    }
+
+    /// Hints that calling the tool twice with the same arguments has no
+    /// further effect.
+    pub fn idempotent(mut self) -> Self {
+        self.idempotent = Some(true);
+        self
+    }
+
+    /// Hints that the tool interacts with an open world of external entities
+    /// (clients assume this when nothing is said).
+    pub fn open_world(mut self) -> Self {
+        self.open_world = Some(true);
+        self
+    }
+
+    /// Hints that the tool's world is closed: it does not reach out to
+    /// external entities.
+    pub fn closed_world(mut self) -> Self {
+        self.open_world = Some(false);
+        self
+    }
+
+    /// Adds an icon from an `https:` or `data:` URI with its MIME type.
+    pub fn icon(self, src: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        self.with_icon(Icon::new(src).mime_type(mime_type))
+    }
+
+    /// Adds an icon.
+    pub fn with_icon(mut self, icon: Icon) -> Self {
+        self.icons.push(icon);
+        self
+    }
+
+    /// Declares the output schema as the schema of `T`, for tools that build
+    /// structured content by hand with [`CallResult::structured`]. Tools
+    /// returning [`Json`](crate::Json) need not call this.
+    pub fn output_schema<T: JsonSchema>(mut self) -> Self {
+        self.output_schema = || Some(schema_for::<T>());
+        self
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The tool's title, if set.
+    pub fn get_title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// The tool's description, if set.
+    pub fn get_description(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+
+    /// The JSON Schema of the arguments.
+    pub fn input_schema(&self) -> Value {
+        (self.input_schema)()
+    }
+
+    /// The JSON Schema of the structured content, if the tool has one.
+    pub fn get_output_schema(&self) -> Option<Value> {
+        (self.output_schema)()
+    }
+
+    /// Runs the tool with `arguments`, a JSON object as text (empty text
+    /// counts as `{}`). Arguments that do not fit the tool's argument type
+    /// give a tool execution error naming the problem.
+    pub fn call(&self, arguments: &str) -> CallResult {
+        let arguments = if arguments.trim().is_empty() {
+            "{}"
+        } else {
+            arguments
+        };
+        match (self.handler)(arguments) {
+            Ok(result) => result,
+            Err(error) => {
+                CallResult::error(format!("invalid arguments for tool {}: {error}", self.name))
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.name)
+            .field("title", &self.title)
+            .field("description", &self.description)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An icon a client may show for a tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Icon {
+    /// An `https:` or `data:` URI.
+    pub src: String,
+    /// e.g. `image/svg+xml`.
+    pub mime_type: Option<String>,
+    /// Sizes such as `48x48`, or `any` for scalable formats.
+    pub sizes: Vec<String>,
+    /// `light` or `dark`, if the icon suits only one theme.
+    pub theme: Option<String>,
+}
+
+impl Icon {
+    /// An icon at `src`.
+    pub fn new(src: impl Into<String>) -> Self {
+        Self {
+            src: src.into(),
+            mime_type: None,
+            sizes: Vec::new(),
+            theme: None,
+        }
+    }
+
+    /// Sets the MIME type.
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Sets the sizes, e.g. `["48x48", "96x96"]` or `["any"]`.
+    pub fn sizes(mut self, sizes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.sizes = sizes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the theme the icon suits: `light` or `dark`.
+    pub fn theme(mut self, theme: impl Into<String>) -> Self {
+        self.theme = Some(theme.into());
+        self
+    }
+}
+
+/// The argument type of a tool that takes no arguments: an empty object,
+/// with the schema `{"type":"object","additionalProperties":false}`.
+///
+/// ```
+/// use corral_sdk::{NoArgs, Tool};
+/// let tool = Tool::new("now", |_: NoArgs| "12:00");
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+impl JsonSchema for NoArgs {
+    fn schema_name() -> Cow<'static, str> {
+        "NoArgs".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "object",
+            "additionalProperties": false,
+        })
+    }
+}
+
+/// The JSON Schema (2020-12) of `T` as used for tool inputs and outputs:
+/// no `$schema` (2020-12 is the default), no root `title`, a root
+/// `"type": "object"` where the schema says nothing about the type, and
+/// descriptions reflowed as rustdoc would render them (single line breaks
+/// of multi-line doc comments become spaces; paragraphs stay).
+pub(crate) fn schema_for<T: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|settings| settings.meta_schema = None)
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    match &mut schema {
+        Value::Object(root) => {
+            root.remove("title");
+            root.entry("type")
+                .or_insert_with(|| Value::String("object".into()));
+        }
+        // `true` (anything goes, e.g. for `serde_json::Value`): any object.
+        Value::Bool(true) => {
+            let mut root = Map::new();
+            root.insert("type".into(), "object".into());
+            schema = Value::Object(root);
+        }
+        _ => {}
+    }
+    reflow_descriptions(&mut schema);
+    schema
+}
+
+fn reflow_descriptions(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                match (key.as_str(), value) {
+                    ("description", Value::String(text)) if text.contains('\n') => {
+                        *text = reflow(text);
+                    }
+                    // Literal values, not schemas.
+                    ("default" | "examples" | "const" | "enum", _) => {}
+                    (_, value) => reflow_descriptions(value),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(reflow_descriptions),
+        _ => {}
+    }
+}
+
+/// Joins the lines of each paragraph with spaces, except before Markdown
+/// list items.
+fn reflow(text: &str) -> String {
+    let is_item = |line: &str| {
+        line.starts_with("- ")
+            || line.starts_with("* ")
+            || line.starts_with("+ ")
+            || line
+                .split_once(". ")
+                .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    text.split("\n\n")
+        .map(|paragraph| {
+            let mut out = String::with_capacity(paragraph.len());
+            for (i, line) in paragraph.lines().map(str::trim).enumerate() {
+                if i > 0 {
+                    out.push(if is_item(line) { '\n' } else { ' ' });
+                }
+                out.push_str(line);
+            }
+            out
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}

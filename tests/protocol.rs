@@ -1,0 +1,362 @@
+//! The legacy-era protocol over stdio: handshake, listing, errors, batches,
+//! ids, concurrency and shutdown, against the real binary and real plugins.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::{Server, example, first_text, folder_with, plugins_dir};
+
+const REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+#[test]
+fn handshake_answers_every_supported_revision() {
+    for revision in REVISIONS {
+        let mut server = Server::start(&plugins_dir());
+        let result = server.initialize(revision);
+        assert_eq!(result["protocolVersion"], revision);
+        assert_eq!(result["serverInfo"]["name"], "corral");
+        assert!(result["capabilities"]["tools"].is_object(), "{result}");
+        assert!(result["capabilities"]["tools"]["listChanged"].is_boolean());
+        // serverInfo.title exists from 2025-06-18 on.
+        assert_eq!(
+            result["serverInfo"].get("title").is_some(),
+            revision >= "2025-06-18"
+        );
+        assert_eq!(server.result("ping", json!({})), json!({}));
+    }
+}
+
+#[test]
+fn unknown_versions_get_the_newest_revision_not_an_error() {
+    for asked in ["2099-12-31", "1.0", "2024-01-01"] {
+        let mut server = Server::start(&plugins_dir());
+        let result = server.initialize(asked);
+        assert_eq!(result["protocolVersion"], "2025-11-25", "asked {asked}");
+    }
+}
+
+#[test]
+fn a_second_initialize_is_refused() {
+    let mut server = Server::initialized(&plugins_dir(), "2025-06-18");
+    let response = server.request("initialize", json!({ "protocolVersion": "2025-06-18" }));
+    assert_eq!(response["error"]["code"], -32600, "{response}");
+}
+
+#[test]
+fn lists_every_example_tool_in_a_deterministic_order() {
+    let mut server = Server::initialized(&plugins_dir(), "2025-11-25");
+    let first = server.all_tools();
+    let names: Vec<&str> = first.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    for expected in [
+        "add",
+        "divide",
+        "analyze_text",
+        "text_report",
+        "mandelbrot",
+        "tone",
+        "countdown",
+        "sleep",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+    // Plugins in name order (calc, sketch, textstats, ticker), tools in declared order.
+    assert_eq!(names.first(), Some(&"add"));
+    assert_eq!(server.all_tools(), first, "same order on every request");
+    for tool in &first {
+        assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+        assert!(tool["description"].is_string(), "{tool}");
+    }
+}
+
+#[test]
+fn pagination_walks_every_tool_exactly_once() {
+    let mut all = Server::initialized(&plugins_dir(), "2025-11-25");
+    let everything = all.all_tools();
+    let mut server = Server::start_with(&plugins_dir(), &["--page-size", "4"]);
+    server.initialize("2025-11-25");
+    let first = server.result("tools/list", json!({}));
+    assert_eq!(first["tools"].as_array().unwrap().len(), 4);
+    assert!(first["nextCursor"].is_string());
+    assert_eq!(server.all_tools(), everything);
+    let bad = server.request("tools/list", json!({ "cursor": "not-a-cursor" }));
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+}
+
+#[test]
+fn tool_fields_are_shaped_for_the_negotiated_revision() {
+    let field = |revision: &str, tool: &str, key: &str| -> bool {
+        let mut server = Server::initialized(&plugins_dir(), revision);
+        let tools = server.all_tools();
+        let tool = tools.iter().find(|t| t["name"] == tool).unwrap();
+        tool.get(key).is_some()
+    };
+    assert!(!field("2024-11-05", "analyze_text", "outputSchema"));
+    assert!(!field("2024-11-05", "analyze_text", "annotations"));
+    assert!(field("2025-03-26", "analyze_text", "annotations"));
+    assert!(!field("2025-03-26", "mandelbrot", "title"));
+    assert!(field("2025-06-18", "analyze_text", "outputSchema"));
+    assert!(field("2025-06-18", "mandelbrot", "title"));
+}
+
+#[test]
+fn unparseable_lines_get_parse_errors_and_the_session_goes_on() {
+    let mut server = Server::initialized(&plugins_dir(), "2025-11-25");
+    for garbage in [
+        "{not json",
+        "\"unterminated",
+        "{\"jsonrpc\":\"2.0\",\"id\":1,",
+    ] {
+        server.send_raw(garbage);
+        let response = server.recv();
+        assert_eq!(response["error"]["code"], -32700, "{garbage}: {response}");
+        assert_eq!(response["id"], Value::Null);
+    }
+    // Invalid UTF-8 is a parse error too.
+    server.send_raw(&String::from_utf8_lossy(&[0xff, 0xfe]));
+    assert_eq!(server.recv()["error"]["code"], -32700);
+    assert_eq!(server.result("ping", json!({})), json!({}));
+}
+
+#[test]
+fn invalid_requests_get_invalid_request_errors() {
+    let mut server = Server::initialized(&plugins_dir(), "2025-11-25");
+    let cases = [
+        (json!(42), Value::Null),
+        (json!({ "id": 5, "method": "ping" }), json!(5)),
+        (json!({ "jsonrpc": "2.0", "id": 6 }), json!(6)),
+        (json!({ "jsonrpc": "2.0", "id": 7, "method": 12 }), json!(7)),
+        (
+            json!({ "jsonrpc": "2.0", "id": 8, "method": "ping", "params": "x" }),
+            json!(8),
+        ),
+        (
+            json!({ "jsonrpc": "2.0", "id": null, "method": "ping" }),
+            Value::Null,
+        ),
+        (
+            json!({ "jsonrpc": "2.0", "id": 1.5, "method": "ping" }),
+            Value::Null,
+        ),
+    ];
+    for (message, id) in cases {
+        server.send(&message);
+        let response = server.recv();
+        assert_eq!(response["error"]["code"], -32600, "{message}: {response}");
+        assert_eq!(response["id"], id, "{message}");
+    }
+}
+
+#[test]
+fn unknown_methods_and_bad_params_get_their_codes() {
+    let mut server = Server::initialized(&plugins_dir(), "2025-11-25");
+    let unknown = server.request("tools/frobnicate", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    let unknown_tool = server.request(
+        "tools/call",
+        json!({ "name": "no_such_tool", "arguments": {} }),
+    );
+    assert_eq!(unknown_tool["error"]["code"], -32602, "{unknown_tool}");
+    assert!(
+        unknown_tool["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no_such_tool")
+    );
+    let no_name = server.request("tools/call", json!({ "arguments": {} }));
+    assert_eq!(no_name["error"]["code"], -32602, "{no_name}");
+    let bad_arguments = server.request("tools/call", json!({ "name": "add", "arguments": [1, 2] }));
+    assert_eq!(bad_arguments["error"]["code"], -32602, "{bad_arguments}");
+    let bad_level = server.request("logging/setLevel", json!({ "level": "loud" }));
+    assert_eq!(bad_level["error"]["code"], -32602, "{bad_level}");
+}
+
+#[test]
+fn notifications_get_no_response() {
+    let mut server = Server::initialized(&plugins_dir(), "2025-11-25");
+    server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/whatever" }));
+    server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 999 } }));
+    server.send(&json!({ "jsonrpc": "2.0", "id": "after", "method": "ping" }));
+    assert_eq!(server.recv()["id"], "after");
+}
+
+#[test]
+fn string_numeric_and_zero_ids_come_back_verbatim() {
+    let mut server = Server::initialized(&plugins_dir(), "2025-11-25");
+    for id in [
+        json!(0),
+        json!("0"),
+        json!("request-é"),
+        json!(-3),
+        json!(9007199254740993u64),
+    ] {
+        server.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                              "params": { "name": "add", "arguments": { "a": 2, "b": 3 } } }));
+        let response = server.recv();
+        assert_eq!(response["id"], id);
+        assert_eq!(first_text(&response["result"]), "5");
+    }
+}
+
+#[test]
+fn batches_work_in_2025_03_26_only() {
+    let batch = json!([
+        { "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "add", "arguments": { "a": 1, "b": 1 } } },
+        { "jsonrpc": "2.0", "method": "notifications/initialized" },
+        { "jsonrpc": "2.0", "id": "two", "method": "ping" },
+        { "jsonrpc": "2.0", "id": 3, "method": "nope" },
+        17
+    ]);
+    let mut server = Server::initialized(&plugins_dir(), "2025-03-26");
+    server.send(&batch);
+    let answer = server.recv();
+    let responses = answer
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {answer}"));
+    assert_eq!(responses.len(), 4, "{answer}");
+    let by_id = |id: Value| responses.iter().find(|r| r["id"] == id).unwrap().clone();
+    assert_eq!(first_text(&by_id(json!(1))["result"]), "2");
+    assert_eq!(by_id(json!("two"))["result"], json!({}));
+    assert_eq!(by_id(json!(3))["error"]["code"], -32601);
+    assert_eq!(by_id(Value::Null)["error"]["code"], -32600);
+
+    server.send(&json!([]));
+    assert_eq!(server.recv()["error"]["code"], -32600);
+    // A batch of notifications only gets no answer at all.
+    server.send(&json!([{ "jsonrpc": "2.0", "method": "notifications/initialized" }]));
+    server.send(&json!({ "jsonrpc": "2.0", "id": "next", "method": "ping" }));
+    assert_eq!(server.recv()["id"], "next");
+
+    for revision in ["2024-11-05", "2025-06-18", "2025-11-25"] {
+        let mut server = Server::initialized(&plugins_dir(), revision);
+        server.send(&batch);
+        let answer = server.recv();
+        assert_eq!(answer["error"]["code"], -32600, "{revision}: {answer}");
+    }
+}
+
+#[test]
+fn a_slow_call_delays_neither_a_ping_nor_a_fast_call() {
+    let mut server = Server::initialized(&plugins_dir(), "2025-11-25");
+    let slow = server.send_request(
+        "tools/call",
+        json!({ "name": "sleep", "arguments": { "ms": 3000 } }),
+    );
+    // Give the slow call time to start running.
+    std::thread::sleep(Duration::from_millis(200));
+    let started = Instant::now();
+    let ping = server.send_request("ping", json!({}));
+    let fast = server.send_request(
+        "tools/call",
+        json!({ "name": "add", "arguments": { "a": 1, "b": 2 } }),
+    );
+    let mut order = Vec::new();
+    for _ in 0..3 {
+        let message = server.recv();
+        order.push(message["id"].clone());
+        if message["id"] == fast {
+            assert_eq!(first_text(&message["result"]), "3");
+            assert!(
+                started.elapsed() < Duration::from_millis(2500),
+                "the fast call waited for the slow one"
+            );
+        }
+    }
+    assert_eq!(order.last(), Some(&slow), "{order:?}");
+    assert!(order.contains(&ping));
+}
+
+#[test]
+fn closing_stdin_finishes_calls_in_flight_then_exits_cleanly() {
+    let mut server = Server::initialized(&plugins_dir(), "2025-11-25");
+    let id = server.send_request(
+        "tools/call",
+        json!({ "name": "sleep", "arguments": { "ms": 300 } }),
+    );
+    server.close_stdin();
+    let response = server.recv();
+    assert_eq!(response["id"], id);
+    assert_eq!(response["result"]["isError"], false);
+    let status = server.wait_exit(Duration::from_secs(10));
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn exits_cleanly_on_immediate_eof() {
+    let mut server = Server::start(&plugins_dir());
+    server.close_stdin();
+    assert!(server.wait_exit(Duration::from_secs(30)).success());
+}
+
+#[test]
+fn a_broken_plugin_file_is_skipped_and_the_rest_serve() {
+    let dir = folder_with(&[("calc.wasm", &example("calc"))]);
+    std::fs::write(
+        dir.path().join("broken.wasm"),
+        b"\0asm this is not a component",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("empty.wasm"), b"").unwrap();
+    let mut server = Server::initialized(dir.path(), "2025-11-25");
+    let names: Vec<Value> = server
+        .all_tools()
+        .iter()
+        .map(|t| t["name"].clone())
+        .collect();
+    assert!(names.contains(&json!("add")), "{names:?}");
+    assert_eq!(
+        first_text(&server.call("add", json!({ "a": 2, "b": 2 }))),
+        "4"
+    );
+    let stderr = server.stderr();
+    assert!(stderr.contains("broken.wasm"), "{stderr}");
+    assert!(stderr.contains("empty.wasm"), "{stderr}");
+}
+
+#[test]
+fn colliding_tool_names_are_prefixed_with_their_plugin() {
+    let dir = folder_with(&[
+        ("calc.wasm", &example("calc")),
+        ("other-calc.wasm", &example("calc")),
+        ("textstats.wasm", &example("textstats")),
+    ]);
+    let mut server = Server::initialized(dir.path(), "2025-11-25");
+    let names: Vec<String> = server
+        .all_tools()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(names.contains(&"calc_add".into()), "{names:?}");
+    assert!(names.contains(&"other-calc_add".into()), "{names:?}");
+    assert!(!names.contains(&"add".into()), "{names:?}");
+    // Tools that do not collide keep their own names.
+    assert!(names.contains(&"analyze_text".into()), "{names:?}");
+    assert_eq!(
+        first_text(&server.call("other-calc_add", json!({ "a": 1, "b": 2 }))),
+        "3"
+    );
+    let unknown = server.request(
+        "tools/call",
+        json!({ "name": "add", "arguments": { "a": 1, "b": 2 } }),
+    );
+    assert_eq!(unknown["error"]["code"], -32602);
+}
+
+#[test]
+fn stdout_carries_only_json_rpc() {
+    // Every line the harness reads is parsed as JSON or the reader panics;
+    // drive every plugin, including ones that log, to exercise that.
+    let mut server = Server::initialized(&plugins_dir(), "2025-11-25");
+    server.result("logging/setLevel", json!({ "level": "debug" }));
+    server.call("log_levels", json!({}));
+    server.call("countdown", json!({ "steps": 2, "delay_ms": 1 }));
+    server.call("mandelbrot", json!({}));
+    for message in &server.notifications {
+        assert_eq!(message["jsonrpc"], "2.0");
+    }
+    assert_eq!(server.result("ping", json!({})), json!({}));
+}

@@ -1,0 +1,311 @@
+//! Test support: the real `corral` binary driven over stdio as a client would,
+//! and the real example plugins built from source.
+#![allow(dead_code)] // each test binary uses a different part of this module
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// How long any single expected message may take to arrive.
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target"))
+}
+
+/// Builds every plugin (examples and test fixtures) once per test binary,
+/// with the same command users run, and returns the example plugin folder.
+pub fn plugins_dir() -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let status = Command::new(repo_root().join("plugins/build"))
+            .current_dir(repo_root())
+            .stdout(Stdio::null())
+            .status()
+            .expect("running plugins/build");
+        assert!(status.success(), "plugins/build failed");
+    });
+    target_dir().join("plugins")
+}
+
+/// The built example plugin `name` (e.g. "calc").
+pub fn example(name: &str) -> PathBuf {
+    plugins_dir().join(format!("{name}.wasm"))
+}
+
+/// The built test-only plugin `name` from `tests/plugins/`.
+pub fn fixture(name: &str) -> PathBuf {
+    plugins_dir();
+    target_dir()
+        .join("test-plugins")
+        .join(format!("{name}.wasm"))
+}
+
+/// A fresh plugin folder holding copies of `plugins`, each as `(file name, source)`.
+pub fn folder_with(plugins: &[(&str, &Path)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, source) in plugins {
+        std::fs::copy(source, dir.path().join(name)).unwrap();
+    }
+    dir
+}
+
+/// A running `corral serve`.
+pub struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    messages: Receiver<Value>,
+    stderr: Arc<Mutex<String>>,
+    next_id: i64,
+    /// Notifications received while waiting for responses, in order.
+    pub notifications: Vec<Value>,
+}
+
+impl Server {
+    /// Starts `corral serve DIR` with extra arguments.
+    pub fn start_with(dir: &Path, args: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_corral"))
+            .arg("serve")
+            .arg(dir)
+            .args(args)
+            .env("CORRAL_LOG", "info")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("starting corral");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, messages) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let value: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|err| panic!("stdout carried a non-JSON line ({err}): {line}"));
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let sink = stderr.clone();
+        let mut pipe = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Server {
+            stdin: child.stdin.take(),
+            child,
+            messages,
+            stderr,
+            next_id: 1,
+            notifications: Vec::new(),
+        }
+    }
+
+    pub fn start(dir: &Path) -> Server {
+        Server::start_with(dir, &[])
+    }
+
+    /// Starts a server on `dir` and completes the handshake for `revision`.
+    pub fn initialized(dir: &Path, revision: &str) -> Server {
+        let mut server = Server::start(dir);
+        server.initialize(revision);
+        server
+    }
+
+    /// What the server wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Writes one raw line.
+    pub fn send_raw(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin is closed");
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    pub fn send(&mut self, message: &Value) {
+        self.send_raw(&message.to_string());
+    }
+
+    /// The next message, whatever it is.
+    pub fn recv(&mut self) -> Value {
+        self.recv_within(PATIENCE)
+            .unwrap_or_else(|| panic!("no message within {PATIENCE:?}; stderr:\n{}", self.stderr()))
+    }
+
+    /// The next message, or `None` if nothing arrives within `timeout`.
+    pub fn recv_within(&mut self, timeout: Duration) -> Option<Value> {
+        match self.messages.recv_timeout(timeout) {
+            Ok(message) => Some(message),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// A fresh numeric id.
+    pub fn id(&mut self) -> i64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Sends a request without waiting; returns its id.
+    pub fn send_request(&mut self, method: &str, params: Value) -> Value {
+        let id = json!(self.id());
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        id
+    }
+
+    /// Waits for the response to `id`, keeping notifications and failing on
+    /// any other response.
+    pub fn response_to(&mut self, id: &Value) -> Value {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Some(message) = self.recv_within(left) else {
+                panic!(
+                    "no response to {id} within {PATIENCE:?}; stderr:\n{}",
+                    self.stderr()
+                );
+            };
+            if message.get("id") == Some(id) {
+                return message;
+            }
+            if message.get("id").is_none() && message.get("method").is_some() {
+                self.notifications.push(message);
+                continue;
+            }
+            panic!("unexpected message while waiting for {id}: {message}");
+        }
+    }
+
+    /// Sends a request and returns the whole response message.
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send_request(method, params);
+        self.response_to(&id)
+    }
+
+    /// Sends a request and returns its `result`, failing on an error response.
+    pub fn result(&mut self, method: &str, params: Value) -> Value {
+        let response = self.request(method, params);
+        match response.get("result") {
+            Some(result) => result.clone(),
+            None => panic!("{method} failed: {response}"),
+        }
+    }
+
+    /// `initialize` then `notifications/initialized`; returns the result.
+    pub fn initialize(&mut self, revision: &str) -> Value {
+        let result = self.result(
+            "initialize",
+            json!({
+                "protocolVersion": revision,
+                "capabilities": {},
+                "clientInfo": { "name": "corral-tests", "version": "0" }
+            }),
+        );
+        self.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+        result
+    }
+
+    /// Every tool, following `nextCursor` to the end.
+    pub fn all_tools(&mut self) -> Vec<Value> {
+        let mut tools = Vec::new();
+        let mut params = json!({});
+        loop {
+            let page = self.result("tools/list", params);
+            tools.extend(page["tools"].as_array().unwrap().iter().cloned());
+            match page.get("nextCursor") {
+                Some(cursor) => params = json!({ "cursor": cursor }),
+                None => return tools,
+            }
+        }
+    }
+
+    /// `tools/call` and its result.
+    pub fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        self.result(
+            "tools/call",
+            json!({ "name": tool, "arguments": arguments }),
+        )
+    }
+
+    /// Closes stdin, as a client does to end the session.
+    pub fn close_stdin(&mut self) {
+        self.stdin.take();
+    }
+
+    /// Waits for the process to exit, failing after `timeout`.
+    pub fn wait_exit(&mut self, timeout: Duration) -> ExitStatus {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            if Instant::now() > deadline {
+                panic!(
+                    "corral did not exit within {timeout:?}; stderr:\n{}",
+                    self.stderr()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Milliseconds of CPU time (user + system) the server has used so far.
+    pub fn cpu_millis(&self) -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
+        // Fields after the command name, which is in parentheses.
+        let fields: Vec<&str> = stat
+            .rsplit(')')
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .collect();
+        let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        ticks * 1000 / 100
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The text of a call result's first content item.
+pub fn first_text(result: &Value) -> &str {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text content in {result}"))
+}

@@ -1,0 +1,260 @@
+//! Tool calls end to end: every content type, structured output, argument
+//! and output validation, progress, logging and cancellation.
+
+mod support;
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde_json::{Value, json};
+use support::{Server, first_text, fixture, folder_with, plugins_dir};
+
+fn server() -> Server {
+    Server::initialized(&plugins_dir(), "2025-11-25")
+}
+
+#[test]
+fn text_results_and_tool_execution_errors() {
+    let mut server = server();
+    let sum = server.call("add", json!({ "a": 1.5, "b": 2 }));
+    assert_eq!(sum["isError"], false);
+    assert_eq!(first_text(&sum), "3.5");
+    let division = server.call("divide", json!({ "a": 1, "b": 0 }));
+    assert_eq!(division["isError"], true, "{division}");
+    assert!(first_text(&division).contains("zero"), "{division}");
+}
+
+#[test]
+fn image_content_is_a_real_png() {
+    let mut server = server();
+    let result = server.call("mandelbrot", json!({ "width": 32, "height": 24 }));
+    let image = &result["content"][0];
+    assert_eq!(image["type"], "image", "{result}");
+    assert_eq!(image["mimeType"], "image/png");
+    let png = BASE64.decode(image["data"].as_str().unwrap()).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    // IHDR holds the requested size.
+    assert_eq!(u32::from_be_bytes(png[16..20].try_into().unwrap()), 32);
+    assert_eq!(u32::from_be_bytes(png[20..24].try_into().unwrap()), 24);
+}
+
+#[test]
+fn audio_content_for_revisions_that_have_it_and_text_for_those_that_do_not() {
+    let mut server = server();
+    let result = server.call("tone", json!({ "frequency_hz": 440, "duration_ms": 50 }));
+    let audio = &result["content"][0];
+    assert_eq!(audio["type"], "audio", "{result}");
+    assert_eq!(audio["mimeType"], "audio/wav");
+    let wav = BASE64.decode(audio["data"].as_str().unwrap()).unwrap();
+    assert_eq!(&wav[..4], b"RIFF");
+    assert_eq!(&wav[8..12], b"WAVE");
+
+    let mut old = Server::initialized(&plugins_dir(), "2024-11-05");
+    let result = old.call("tone", json!({ "frequency_hz": 440, "duration_ms": 50 }));
+    assert_eq!(result["content"][0]["type"], "text", "{result}");
+    assert!(first_text(&result).contains("audio/wav"));
+}
+
+#[test]
+fn structured_content_with_its_output_schema() {
+    let mut server = server();
+    let tools = server.all_tools();
+    let tool = tools.iter().find(|t| t["name"] == "analyze_text").unwrap();
+    assert_eq!(tool["outputSchema"]["type"], "object", "{tool}");
+    let result = server.call(
+        "analyze_text",
+        json!({ "text": "One fish. Two fish! Red fish?" }),
+    );
+    let structured = &result["structuredContent"];
+    assert_eq!(structured["words"], 6, "{result}");
+    assert_eq!(structured["sentences"], 3, "{result}");
+    assert_eq!(structured["top_words"][0]["word"], "fish", "{result}");
+    // The same JSON as text, for clients that ignore structuredContent.
+    let mirrored: Value = serde_json::from_str(first_text(&result)).unwrap();
+    assert_eq!(&mirrored, structured);
+
+    let mut old = Server::initialized(&plugins_dir(), "2025-03-26");
+    let result = old.call("analyze_text", json!({ "text": "a b" }));
+    assert!(result.get("structuredContent").is_none(), "{result}");
+    assert_eq!(
+        serde_json::from_str::<Value>(first_text(&result)).unwrap()["words"],
+        2
+    );
+}
+
+#[test]
+fn embedded_resources_and_resource_links() {
+    let mut server = server();
+    let result = server.call("text_report", json!({ "text": "b a b" }));
+    let content = result["content"].as_array().unwrap();
+    let resource = content
+        .iter()
+        .find(|c| c["type"] == "resource")
+        .expect("an embedded resource");
+    assert_eq!(resource["resource"]["mimeType"], "text/csv");
+    assert!(
+        resource["resource"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("b,2"),
+        "{resource}"
+    );
+    let link = content
+        .iter()
+        .find(|c| c["type"] == "resource_link")
+        .expect("a resource link");
+    assert!(
+        link["uri"].is_string() && link["name"].is_string(),
+        "{link}"
+    );
+
+    // 2025-03-26 has no resource_link: it arrives as text.
+    let mut old = Server::initialized(&plugins_dir(), "2025-03-26");
+    let result = old.call("text_report", json!({ "text": "b a b" }));
+    assert!(
+        result["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["type"] != "resource_link")
+    );
+}
+
+#[test]
+fn invalid_arguments_list_every_violation_with_its_pointer() {
+    let mut server = server();
+    let result = server.call("add", json!({ "a": "one", "extra": true }));
+    assert_eq!(result["isError"], true, "{result}");
+    let text = first_text(&result);
+    assert!(text.contains("/a"), "{text}");
+    assert!(text.contains("\"b\" is a required property"), "{text}");
+    // Nothing ran: the plugin would have failed differently.
+    let nested = server.call("mandelbrot", json!({ "width": -5 }));
+    assert_eq!(nested["isError"], true);
+    assert!(first_text(&nested).contains("/width"), "{nested}");
+}
+
+#[test]
+fn missing_arguments_are_an_empty_object() {
+    let mut server = server();
+    let result = server.result("tools/call", json!({ "name": "mandelbrot" }));
+    assert_eq!(result["isError"], false, "{result}");
+    let result = server.result("tools/call", json!({ "name": "add" }));
+    assert_eq!(result["isError"], true, "{result}");
+}
+
+#[test]
+fn a_plugin_that_breaks_its_own_output_schema_gets_an_error() {
+    let dir = folder_with(&[("liar.wasm", &fixture("liar"))]);
+    let mut server = Server::initialized(dir.path(), "2025-11-25");
+    let wrong_type = server.call("wrong_type", json!({}));
+    assert_eq!(wrong_type["isError"], true, "{wrong_type}");
+    assert!(
+        first_text(&wrong_type).contains("does not match its output schema"),
+        "{wrong_type}"
+    );
+    assert!(first_text(&wrong_type).contains("/count"), "{wrong_type}");
+    let missing = server.call("no_structured_content", json!({}));
+    assert_eq!(missing["isError"], true);
+    assert!(
+        first_text(&missing).contains("no structured content"),
+        "{missing}"
+    );
+    let not_object = server.call("not_an_object", json!({}));
+    assert_eq!(not_object["isError"], true);
+    assert!(
+        first_text(&not_object).contains("not a JSON object"),
+        "{not_object}"
+    );
+    let panic = server.call("panics", json!({}));
+    assert_eq!(panic["isError"], true);
+    assert!(first_text(&panic).contains("the liar panicked"), "{panic}");
+    // The server keeps serving.
+    let honest = server.call("honest", json!({}));
+    assert_eq!(honest["isError"], false, "{honest}");
+    assert_eq!(honest["structuredContent"]["count"], 3);
+}
+
+#[test]
+fn progress_notifications_follow_the_progress_token() {
+    let mut server = server();
+    let id = server.send_request(
+        "tools/call",
+        json!({ "name": "countdown", "arguments": { "steps": 3, "delay_ms": 1 },
+                "_meta": { "progressToken": "tok-1" } }),
+    );
+    let response = server.response_to(&id);
+    assert_eq!(response["result"]["isError"], false, "{response}");
+    let progress: Vec<&Value> = server
+        .notifications
+        .iter()
+        .filter(|n| n["method"] == "notifications/progress")
+        .collect();
+    assert_eq!(progress.len(), 3, "{:?}", server.notifications);
+    for (i, note) in progress.iter().enumerate() {
+        assert_eq!(note["params"]["progressToken"], "tok-1");
+        assert_eq!(note["params"]["progress"], (i + 1) as f64);
+        assert_eq!(note["params"]["total"], 3.0);
+    }
+    // No token, no progress.
+    server.notifications.clear();
+    server.call("countdown", json!({ "steps": 2, "delay_ms": 1 }));
+    assert!(
+        server
+            .notifications
+            .iter()
+            .all(|n| n["method"] != "notifications/progress")
+    );
+}
+
+#[test]
+fn plugin_logs_reach_the_client_at_or_above_its_level() {
+    let mut server = server();
+    server.call("log_levels", json!({}));
+    assert!(
+        server.notifications.is_empty(),
+        "no level set yet: {:?}",
+        server.notifications
+    );
+    server.result("logging/setLevel", json!({ "level": "warning" }));
+    server.call("log_levels", json!({}));
+    let levels: Vec<&str> = server
+        .notifications
+        .iter()
+        .filter(|n| n["method"] == "notifications/message")
+        .map(|n| n["params"]["level"].as_str().unwrap())
+        .collect();
+    assert_eq!(levels, ["warning", "error"]);
+    assert!(
+        server.stderr().contains("log_levels"),
+        "plugin logs go to stderr too"
+    );
+}
+
+#[test]
+fn a_cancelled_call_gets_no_response_and_the_next_call_works() {
+    let mut server = server();
+    let id = server.send_request(
+        "tools/call",
+        json!({ "name": "sleep", "arguments": { "ms": 20000 } }),
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    server.send(
+        &json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                          "params": { "requestId": id, "reason": "user pressed stop" } }),
+    );
+    let next = server.send_request(
+        "tools/call",
+        json!({ "name": "add", "arguments": { "a": 1, "b": 1 } }),
+    );
+    let response = server.recv();
+    assert_eq!(
+        response["id"], next,
+        "only the second call answers: {response}"
+    );
+    assert!(
+        server.recv_within(Duration::from_millis(500)).is_none(),
+        "the cancelled call answered"
+    );
+}
