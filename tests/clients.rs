@@ -11,6 +11,7 @@ fn run_client(program: &str, args: &[&str]) {
     let output = Command::new(program)
         .args(args)
         .env("CORRAL_LOG", "warn")
+        .env("CORRAL_CACHE_DIR", support::test_cache_dir())
         .output()
         .unwrap_or_else(|err| panic!("running {program}: {err}"));
     let stdout = String::from_utf8_lossy(&output.stdout);

@@ -12,18 +12,29 @@
 //!
 //! Tools are listed by plugin name, then in the order each plugin declares
 //! them, so the order is deterministic across requests and restarts.
+//!
+//! # Changes
+//! A new snapshot is [published](Catalog::publish) whole: requests that
+//! already hold the old one finish on it. The catalog starts out not ready
+//! (while the first load runs) and tells subscribers, through [`ToolHost`],
+//! when it becomes ready and whenever the served tool list changes.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{Context as _, Result};
 use arc_swap::ArcSwap;
 use serde_json::{Map, Value};
+use tokio::sync::{broadcast, watch};
 
-use crate::mcp::{ToolHost, UnknownTool};
+use crate::mcp::{HostEvents, HostLog, ToolHost, UnknownTool};
 use crate::plugin::{Plugin, Sandbox, is_valid_tool_name};
-use crate::tool::{CallOutput, EventSink, ToolDef};
+use crate::tool::{CallOutput, EventSink, LogLevel, ToolDef};
+
+/// Host log messages kept for a slow session before the oldest are dropped.
+const LOG_BACKLOG: usize = 64;
 
 /// Where a served tool name leads.
 #[derive(Debug, Clone)]
@@ -116,12 +127,42 @@ impl Snapshot {
 /// The current snapshot, readable without locks from every request.
 pub struct Catalog {
     current: ArcSwap<Snapshot>,
+    /// Serializes publishing, so that "did the tools change" compares
+    /// consecutive snapshots.
+    publishing: Mutex<()>,
+    /// False until the first snapshot is published.
+    ready: watch::Sender<bool>,
+    /// Counts visible changes of the tool list.
+    tools_changed: watch::Sender<u64>,
+    logs: broadcast::Sender<HostLog>,
+}
+
+impl std::fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Catalog")
+            .field("current", &self.current.load())
+            .field("ready", &*self.ready.borrow())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Catalog {
+    /// A catalog serving `snapshot`, ready at once.
     pub fn new(snapshot: Snapshot) -> Catalog {
+        let catalog = Catalog::starting();
+        catalog.publish(snapshot);
+        catalog
+    }
+
+    /// An empty catalog that is not ready yet: tool requests wait for the
+    /// first [`Catalog::publish`].
+    pub fn starting() -> Catalog {
         Catalog {
-            current: ArcSwap::from_pointee(snapshot),
+            current: ArcSwap::from_pointee(Snapshot::default()),
+            publishing: Mutex::new(()),
+            ready: watch::Sender::new(false),
+            tools_changed: watch::Sender::new(0),
+            logs: broadcast::Sender::new(LOG_BACKLOG),
         }
     }
 
@@ -132,13 +173,66 @@ impl Catalog {
 
     /// Replaces the snapshot. Calls already running finish on the old one.
     pub fn swap(&self, snapshot: Snapshot) {
+        self.publish(snapshot);
+    }
+
+    /// Replaces the snapshot and marks the catalog ready. Calls already
+    /// running finish on the old snapshot. Returns whether the served tool
+    /// list changed, in which case subscribers are told; the first publish
+    /// is never a change (nobody saw a list before it).
+    pub fn publish(&self, snapshot: Snapshot) -> bool {
+        let _publishing = self.publishing.lock().unwrap();
+        let was_ready = *self.ready.borrow();
+        let changed = was_ready && self.current.load().tools[..] != snapshot.tools[..];
         self.current.store(Arc::new(snapshot));
+        self.ready.send_replace(true);
+        if changed {
+            self.tools_changed.send_modify(|count| *count += 1);
+        }
+        changed
+    }
+
+    /// Whether the first snapshot has been published.
+    pub fn is_ready(&self) -> bool {
+        *self.ready.borrow()
+    }
+
+    /// Reports a problem (a plugin that failed to load, say) on stderr and
+    /// to every client that asked for log messages at `level` or below.
+    pub fn report(&self, level: LogLevel, message: String) {
+        match level {
+            LogLevel::Debug => tracing::debug!("{message}"),
+            LogLevel::Info | LogLevel::Notice => tracing::info!("{message}"),
+            LogLevel::Warning => tracing::warn!("{message}"),
+            _ => tracing::error!("{message}"),
+        }
+        // No receivers (no session yet) is fine.
+        let _ = self.logs.send(HostLog {
+            level,
+            logger: "corral".into(),
+            message,
+        });
     }
 }
 
 impl ToolHost for Catalog {
     fn tools(&self) -> Arc<[ToolDef]> {
         self.current.load().tools.clone()
+    }
+
+    fn ready(&self) -> impl Future<Output = ()> + Send {
+        let mut ready = self.ready.subscribe();
+        async move {
+            // The sender lives as long as the catalog, which outlives this.
+            let _ = ready.wait_for(|ready| *ready).await;
+        }
+    }
+
+    fn subscribe(&self) -> Option<HostEvents> {
+        Some(HostEvents {
+            tools_changed: self.tools_changed.subscribe(),
+            logs: self.logs.subscribe(),
+        })
     }
 
     async fn call(
@@ -167,21 +261,42 @@ pub fn plugin_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// Loads the plugins at `paths` in parallel; each result with its path, in
+/// the order of `paths`.
+pub async fn load_all(
+    sandbox: &Arc<Sandbox>,
+    paths: Vec<PathBuf>,
+) -> Vec<(PathBuf, Result<Plugin>)> {
+    let mut loading = tokio::task::JoinSet::new();
+    for (index, path) in paths.into_iter().enumerate() {
+        let sandbox = sandbox.clone();
+        loading.spawn(async move {
+            let result = Plugin::load(&sandbox, &path).await;
+            (index, path, result)
+        });
+    }
+    let mut loaded = Vec::new();
+    while let Some(joined) = loading.join_next().await {
+        match joined {
+            Ok(result) => loaded.push(result),
+            // A panic is a bug in the host, not the plugin's; it must not
+            // take the other plugins down with it.
+            Err(err) => tracing::error!("a plugin load task failed: {err}"),
+        }
+    }
+    loaded.sort_by_key(|(index, ..)| *index);
+    loaded
+        .into_iter()
+        .map(|(_, path, result)| (path, result))
+        .collect()
+}
+
 /// Loads every plugin in `dir` in parallel. A plugin that fails to load is
 /// reported on stderr, naming the file and the reason, and left out.
 pub async fn load_dir(sandbox: &Arc<Sandbox>, dir: &Path) -> Result<Snapshot> {
     let files = plugin_files(dir)?;
-    let mut loading = tokio::task::JoinSet::new();
-    for path in files {
-        let sandbox = sandbox.clone();
-        loading.spawn(async move {
-            let result = Plugin::load(&sandbox, &path).await;
-            (path, result)
-        });
-    }
     let mut plugins = Vec::new();
-    while let Some(joined) = loading.join_next().await {
-        let (path, result) = joined.context("a plugin load task panicked")?;
+    for (path, result) in load_all(sandbox, files).await {
         match result {
             Ok(plugin) => plugins.push(Arc::new(plugin)),
             Err(err) => tracing::error!("skipping plugin {}: {err:#}", path.display()),

@@ -9,8 +9,12 @@ use anyhow::{Context as _, Result, bail};
 use clap::{Parser, Subcommand};
 use corral::catalog::{self, Catalog, Snapshot};
 use corral::mcp::{self, Revision, ServerOptions, ToolHost};
-use corral::plugin::Sandbox;
+use corral::plugin::imports::Verdict;
+use corral::plugin::{
+    self, Inspection, Sandbox, SandboxOptions, group_digits, human_bytes, human_duration,
+};
 use corral::tool::{CallEvent, EventSink};
+use corral::{cache, reload};
 use serde_json::{Map, Value};
 use tracing_subscriber::EnvFilter;
 
@@ -21,6 +25,20 @@ struct Cli {
     /// Log level for stderr (error, warn, info, debug, trace, or a RUST_LOG filter).
     #[arg(long, global = true, env = "CORRAL_LOG")]
     log_level: Option<String>,
+    /// Include each call's arguments in the audit log (they may be private).
+    #[arg(long, global = true)]
+    log_arguments: bool,
+    /// Calls per second accepted across all tools (each tool also has its own
+    /// limit, set in its plugin's manifest).
+    #[arg(long, global = true, default_value_t = SandboxOptions::default().global_rate)]
+    global_rate: f64,
+    /// Where compiled plugins are cached [default: $XDG_CACHE_HOME/corral
+    /// or ~/.cache/corral].
+    #[arg(long, global = true, env = "CORRAL_CACHE_DIR", value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Compile every plugin every time: no compile cache.
+    #[arg(long, global = true)]
+    no_cache: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -34,6 +52,10 @@ enum Command {
         /// Tools per tools/list page.
         #[arg(long, default_value_t = ServerOptions::default().page_size)]
         page_size: usize,
+        /// Serve the plugins as they are at startup; do not watch DIR for
+        /// changes (clients are then not told of any: listChanged is false).
+        #[arg(long)]
+        no_watch: bool,
     },
     /// Print the tools that `serve DIR` would offer.
     List {
@@ -55,6 +77,11 @@ enum Command {
         #[arg(default_value = "{}")]
         arguments: String,
     },
+    /// Show a plugin's tools, imports, limits and the authority it is granted.
+    Inspect {
+        /// The plugin file (its manifest, if any, is the .toml beside it).
+        file: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -64,7 +91,11 @@ fn main() -> ExitCode {
         .enable_all()
         .build()
         .expect("starting the async runtime");
-    match runtime.block_on(run(cli.command)) {
+    let options = SandboxOptions {
+        global_rate: cli.global_rate,
+        log_arguments: cli.log_arguments,
+    };
+    match runtime.block_on(run(cli.command, options, cli.cache_dir, cli.no_cache)) {
         Ok(code) => code,
         Err(err) => {
             eprintln!("corral: {err:#}");
@@ -87,19 +118,40 @@ fn init_logging(level: Option<&str>) {
         .init();
 }
 
-async fn run(command: Command) -> Result<ExitCode> {
+async fn run(
+    command: Command,
+    options: SandboxOptions,
+    cache_dir: Option<PathBuf>,
+    no_cache: bool,
+) -> Result<ExitCode> {
+    if !(options.global_rate.is_finite() && options.global_rate > 0.0) {
+        bail!("--global-rate must be a positive number");
+    }
+    let sandbox = Sandbox::new(options)?;
+    cache::install(cache::configured(cache_dir, no_cache));
     match command {
-        Command::Serve { dir, page_size } => {
-            let catalog = load(&dir).await?;
+        Command::Serve {
+            dir,
+            page_size,
+            no_watch,
+        } => {
+            if !dir.is_dir() {
+                bail!("{} is not a folder", dir.display());
+            }
+            // Answer initialize and ping at once; tool requests wait for the
+            // first load, which runs in the background.
+            let catalog = Arc::new(Catalog::starting());
+            let reloading = reload::start(sandbox, &dir, catalog.clone(), !no_watch)?;
             let options = ServerOptions {
                 page_size,
-                ..ServerOptions::default()
+                list_changed: reloading.is_watching(),
             };
-            mcp::serve_stdio(Arc::new(catalog), options).await?;
+            mcp::serve_stdio(catalog, options).await?;
+            drop(reloading);
             Ok(ExitCode::SUCCESS)
         }
         Command::List { dir, json } => {
-            let snapshot = load(&dir).await?.snapshot();
+            let snapshot = load(&sandbox, &dir).await?.snapshot();
             print_tools(&snapshot, json);
             Ok(ExitCode::SUCCESS)
         }
@@ -110,7 +162,7 @@ async fn run(command: Command) -> Result<ExitCode> {
         } => {
             let arguments: Map<String, Value> =
                 serde_json::from_str(&arguments).context("the arguments must be a JSON object")?;
-            let catalog = load(&dir).await?;
+            let catalog = load(&sandbox, &dir).await?;
             let Ok(output) = catalog.call(&tool, arguments, Some(print_events())).await else {
                 bail!(
                     "unknown tool `{tool}`; `corral list {}` shows the tools",
@@ -125,15 +177,23 @@ async fn run(command: Command) -> Result<ExitCode> {
                 ExitCode::SUCCESS
             })
         }
+        Command::Inspect { file } => {
+            let inspection = plugin::inspect(&sandbox, &file).await?;
+            print_inspection(&inspection);
+            Ok(if inspection.tools.is_ok() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
     }
 }
 
-async fn load(dir: &Path) -> Result<Catalog> {
+async fn load(sandbox: &Arc<Sandbox>, dir: &Path) -> Result<Catalog> {
     if !dir.is_dir() {
         bail!("{} is not a folder", dir.display());
     }
-    let sandbox = Sandbox::new()?;
-    let snapshot: Snapshot = catalog::load_dir(&sandbox, dir).await?;
+    let snapshot: Snapshot = catalog::load_dir(sandbox, dir).await?;
     Ok(Catalog::new(snapshot))
 }
 
@@ -181,4 +241,82 @@ fn print_events() -> EventSink {
         }
         CallEvent::Log { .. } => {} // already logged to stderr by the sandbox
     })
+}
+
+fn print_inspection(inspection: &Inspection) {
+    let manifest = &inspection.manifest;
+    let limits = &manifest.limits;
+    println!(
+        "plugin   {} ({})",
+        inspection.name,
+        human_bytes(inspection.bytes as usize)
+    );
+    match &manifest.path {
+        Some(path) => println!("manifest {}", path.display()),
+        None => println!("manifest none: default limits, no grants"),
+    }
+    println!(
+        "limits   fuel {}, memory {}, timeout {}, output {}, {} concurrent calls, {} calls/s per tool (burst {})",
+        group_digits(limits.fuel),
+        human_bytes(limits.memory_bytes),
+        human_duration(limits.timeout),
+        human_bytes(limits.output_bytes),
+        limits.concurrency,
+        limits.rate,
+        limits.burst
+    );
+    println!("authority");
+    if manifest.dirs.is_empty() && manifest.env.is_empty() && manifest.http.is_none() {
+        println!("  none: no files, no environment variables, no network");
+    }
+    for dir in &manifest.dirs {
+        let mode = if dir.writable {
+            "read-write"
+        } else {
+            "read-only"
+        };
+        println!(
+            "  directory {} as {} ({mode})",
+            dir.host.display(),
+            dir.guest
+        );
+    }
+    for (name, _) in &manifest.env {
+        println!("  environment variable {name}");
+    }
+    if let Some(http) = &manifest.http {
+        println!("  outgoing HTTP to {}", http.allow.join(", "));
+    }
+    println!("imports");
+    for (name, verdict) in &inspection.imports {
+        let what = match verdict {
+            Verdict::Provided(what) => what.to_string(),
+            Verdict::NeedsGrant {
+                grant,
+                granted: true,
+            } => format!("granted ({grant})"),
+            Verdict::NeedsGrant {
+                grant,
+                granted: false,
+            } => format!("REFUSED: needs {grant}"),
+            Verdict::Unknown => "REFUSED: Corral does not provide it".to_string(),
+        };
+        println!("  {name}: {what}");
+    }
+    match &inspection.tools {
+        Ok(tools) => {
+            println!("tools");
+            for tool in tools {
+                let summary = tool
+                    .description
+                    .as_deref()
+                    .unwrap_or("")
+                    .lines()
+                    .next()
+                    .unwrap_or("");
+                println!("  {}  {summary}", tool.name);
+            }
+        }
+        Err(reason) => println!("does not load: {reason}"),
+    }
 }

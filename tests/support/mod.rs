@@ -28,6 +28,12 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(|| repo_root().join("target"))
 }
 
+/// The compile cache the tests share, inside the target directory (never
+/// the user's own cache).
+pub fn test_cache_dir() -> PathBuf {
+    target_dir().join("test-cache").join("shared")
+}
+
 /// Builds every plugin (examples and test fixtures) once per test binary,
 /// with the same command users run, and returns the example plugin folder.
 pub fn plugins_dir() -> PathBuf {
@@ -79,11 +85,19 @@ pub struct Server {
 impl Server {
     /// Starts `corral serve DIR` with extra arguments.
     pub fn start_with(dir: &Path, args: &[&str]) -> Server {
+        Server::start_with_env(dir, args, &[])
+    }
+
+    /// Starts `corral serve DIR` with extra arguments and extra environment
+    /// variables (on top of the test's own environment).
+    pub fn start_with_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_corral"))
             .arg("serve")
             .arg(dir)
             .args(args)
             .env("CORRAL_LOG", "info")
+            .env("CORRAL_CACHE_DIR", test_cache_dir())
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -139,6 +153,23 @@ impl Server {
     /// What the server wrote to stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
+    }
+
+    /// What the server wrote to stderr, once it contains `needle` (stderr is
+    /// read on another thread, so it may lag behind stdout). Fails after
+    /// [`PATIENCE`].
+    pub fn stderr_containing(&self, needle: &str) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let stderr = self.stderr();
+            if stderr.contains(needle) {
+                return stderr;
+            }
+            if Instant::now() > deadline {
+                panic!("stderr never contained {needle:?}:\n{stderr}");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// Writes one raw line.
@@ -202,6 +233,32 @@ impl Server {
             }
             panic!("unexpected message while waiting for {id}: {message}");
         }
+    }
+
+    /// Waits for the responses to all of `ids`, in any order, keeping
+    /// notifications and failing on any other response. Returns them in the
+    /// order of `ids`.
+    pub fn responses_to(&mut self, ids: &[Value]) -> Vec<Value> {
+        let deadline = Instant::now() + PATIENCE;
+        let mut responses: Vec<Option<Value>> = vec![None; ids.len()];
+        while responses.iter().any(Option::is_none) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Some(message) = self.recv_within(left) else {
+                panic!(
+                    "no responses to all of {ids:?} within {PATIENCE:?}; stderr:\n{}",
+                    self.stderr()
+                );
+            };
+            if message.get("id").is_none() && message.get("method").is_some() {
+                self.notifications.push(message);
+                continue;
+            }
+            match ids.iter().position(|id| message.get("id") == Some(id)) {
+                Some(i) if responses[i].is_none() => responses[i] = Some(message),
+                _ => panic!("unexpected message while waiting for {ids:?}: {message}"),
+            }
+        }
+        responses.into_iter().map(Option::unwrap).collect()
     }
 
     /// Sends a request and returns the whole response message.
@@ -294,6 +351,16 @@ impl Server {
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
+
+    /// The server's resident set size (`VmRSS`), in bytes.
+    pub fn rss_bytes(&self) -> u64 {
+        proc_status_bytes(self.child.id(), "VmRSS")
+    }
+
+    /// The server's peak resident set size so far (`VmHWM`), in bytes.
+    pub fn peak_rss_bytes(&self) -> u64 {
+        proc_status_bytes(self.child.id(), "VmHWM")
+    }
 }
 
 impl Drop for Server {
@@ -301,6 +368,27 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A `kB` field of `/proc/PID/status` (such as `VmRSS`), in bytes; 0 once the
+/// process is gone.
+pub fn proc_status_bytes(pid: u32, field: &str) -> u64 {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return 0;
+    };
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|rest| rest.trim().strip_suffix("kB"))
+        .and_then(|kib| kib.trim().parse::<u64>().ok())
+        .map_or(0, |kib| kib * 1024)
+}
+
+/// Writes `text` to `dir/name`, e.g. a plugin's manifest (`hostile.toml`).
+pub fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
 }
 
 /// The text of a call result's first content item.

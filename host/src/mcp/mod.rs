@@ -13,8 +13,9 @@ use std::future::Future;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
+use tokio::sync::{broadcast, watch};
 
-use crate::tool::{CallOutput, EventSink, ToolDef};
+use crate::tool::{CallOutput, EventSink, LogLevel, ToolDef};
 
 pub use revision::Revision;
 pub use server::{ServerOptions, serve, serve_stdio};
@@ -38,4 +39,36 @@ pub trait ToolHost: Send + Sync + 'static {
         arguments: Map<String, Value>,
         events: Option<EventSink>,
     ) -> impl Future<Output = Result<CallOutput, UnknownTool>> + Send;
+
+    /// Resolves once the first tool list is known. `tools/list` and
+    /// `tools/call` wait for it, so that no client sees an empty list while
+    /// the server is still starting; `initialize` and `ping` do not.
+    fn ready(&self) -> impl Future<Output = ()> + Send {
+        std::future::ready(())
+    }
+
+    /// What a session passes on to its client while it runs: tool list
+    /// changes and server log messages. `None`: the tool list never changes.
+    fn subscribe(&self) -> Option<HostEvents> {
+        None
+    }
+}
+
+/// One session's subscription to a [`ToolHost`]'s events.
+#[derive(Debug)]
+pub struct HostEvents {
+    /// Marked changed each time the tool list visibly changes (several
+    /// changes before the session looks may count as one).
+    pub tools_changed: watch::Receiver<u64>,
+    /// Messages for the client's log, such as a plugin that failed to reload.
+    pub logs: broadcast::Receiver<HostLog>,
+}
+
+/// A server log message for clients (`notifications/message`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostLog {
+    pub level: LogLevel,
+    /// The MCP `logger` field, naming what the message is about.
+    pub logger: String,
+    pub message: String,
 }

@@ -6,6 +6,10 @@
 //! channel to a single writer that owns the output: nothing else writes there.
 //! When the input closes, work in flight finishes, its responses are
 //! written, and `serve` returns.
+//!
+//! A host whose tools change (hot reload) is followed by a task of the
+//! session's own, which tells the client when the tool list changed and
+//! passes the host's log messages on at the client's log level.
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -16,11 +20,11 @@ use anyhow::Result;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as CURSOR;
 use serde_json::{Map, Value, json};
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 use tokio::task::{AbortHandle, JoinSet};
 
 use super::jsonrpc::{self, Frame, Incoming, Notification, Request, RpcError};
-use super::{Revision, ToolHost, UnknownTool, shape};
+use super::{HostEvents, HostLog, Revision, ToolHost, UnknownTool, shape};
 use crate::tool::{CallEvent, EventSink, LogLevel};
 
 /// Settings of the protocol layer.
@@ -28,7 +32,8 @@ use crate::tool::{CallEvent, EventSink, LogLevel};
 pub struct ServerOptions {
     /// Tools per `tools/list` page.
     pub page_size: usize,
-    /// Whether the server sends `notifications/tools/list_changed`.
+    /// Whether the server sends `notifications/tools/list_changed` (declared
+    /// as the `tools.listChanged` capability).
     pub list_changed: bool,
 }
 
@@ -73,6 +78,10 @@ where
         log_level: Arc::new(AtomicU8::new(LOGGING_OFF)),
         in_flight: Mutex::new(HashMap::new()),
     });
+    let follower = session
+        .host
+        .subscribe()
+        .map(|events| tokio::spawn(session.clone().follow_host(events)));
 
     let mut tasks = JoinSet::new();
     while let Some(line) = lines.recv().await {
@@ -92,6 +101,10 @@ where
         tasks.len()
     );
     while tasks.join_next().await.is_some() {}
+    if let Some(follower) = follower {
+        follower.abort();
+        let _ = follower.await;
+    }
     drop(session);
     let written = tokio::task::spawn_blocking(move || writer.join()).await?;
     written.map_err(|_| anyhow::anyhow!("the stdout writer panicked"))??;
@@ -334,8 +347,14 @@ impl<H: ToolHost> Session<H> {
     async fn dispatch(&self, request: Request) -> Result<Value, RpcError> {
         match request.method.as_str() {
             "ping" => Ok(json!({})),
-            "tools/list" => self.list_tools(&request.params),
-            "tools/call" => self.call_tool(request.params).await,
+            "tools/list" => {
+                self.host.ready().await;
+                self.list_tools(&request.params)
+            }
+            "tools/call" => {
+                self.host.ready().await;
+                self.call_tool(request.params).await
+            }
             "logging/setLevel" => self.set_log_level(&request.params),
             method => Err(RpcError::method_not_found(method)),
         }
@@ -449,6 +468,57 @@ impl<H: ToolHost> Session<H> {
                 let _ = outbox.send(jsonrpc::notification("notifications/message", Some(params)));
             }
         })
+    }
+}
+
+impl<H: ToolHost> Session<H> {
+    /// Passes the host's events on to the client until the session ends.
+    async fn follow_host(self: Arc<Self>, mut events: HostEvents) {
+        // Only changes from now on are news to this session.
+        events.tools_changed.borrow_and_update();
+        let (mut tools_open, mut logs_open) = (true, true);
+        loop {
+            tokio::select! {
+                changed = events.tools_changed.changed(), if tools_open => match changed {
+                    Ok(()) => {
+                        events.tools_changed.borrow_and_update();
+                        self.tools_changed();
+                    }
+                    Err(_) => tools_open = false,
+                },
+                log = events.logs.recv(), if logs_open => match log {
+                    Ok(log) => self.host_log(log),
+                    Err(broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::debug!("{missed} host log message(s) not passed on to the client");
+                    }
+                    Err(broadcast::error::RecvError::Closed) => logs_open = false,
+                },
+                else => return,
+            }
+        }
+    }
+
+    /// `notifications/tools/list_changed`, to an initialized client, when
+    /// the capability was declared.
+    fn tools_changed(&self) {
+        if !self.options.list_changed || self.revision.lock().unwrap().is_none() {
+            return;
+        }
+        tracing::debug!("telling the client that the tool list changed");
+        self.send(jsonrpc::notification(
+            "notifications/tools/list_changed",
+            None,
+        ));
+    }
+
+    /// `notifications/message` at or above the client's log level.
+    fn host_log(&self, log: HostLog) {
+        if (log.level as u8) < self.log_level.load(Ordering::Relaxed) {
+            return;
+        }
+        let params =
+            json!({ "level": log.level.as_str(), "logger": log.logger, "data": log.message });
+        self.send(jsonrpc::notification("notifications/message", Some(params)));
     }
 }
 

@@ -6,8 +6,12 @@
 //! and validation of what the plugin returned.
 
 mod bindings;
+mod capture;
+mod http;
+pub mod imports;
 mod metadata;
 mod output;
+mod quota;
 mod sandbox;
 
 use std::path::{Path, PathBuf};
@@ -18,12 +22,16 @@ use anyhow::{Context as _, Result, anyhow};
 use serde_json::{Map, Value};
 
 pub use metadata::{is_valid_tool_name, printable};
-pub use sandbox::{Failure, Limits, Sandbox, human_bytes, human_duration};
+pub use sandbox::{
+    Failure, Limits, Sandbox, SandboxOptions, group_digits, human_bytes, human_duration,
+};
 
+use crate::manifest::Manifest;
 use crate::schema;
 use crate::tool::{CallOutput, EventSink, ToolDef};
 use bindings::PluginPre;
 use metadata::CheckedTool;
+use quota::{TokenBucket, retry_after};
 use sandbox::CallState;
 
 /// A loaded plugin: a prepared component and its validated tools.
@@ -33,8 +41,12 @@ pub struct Plugin {
     path: PathBuf,
     sandbox: Arc<Sandbox>,
     pre: PluginPre<CallState>,
-    limits: Limits,
+    manifest: Manifest,
     tools: Vec<CheckedTool>,
+    /// One bucket per tool, in `tools` order.
+    buckets: Vec<TokenBucket>,
+    /// Permits for calls running at once.
+    running: Arc<tokio::sync::Semaphore>,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -54,18 +66,26 @@ impl Plugin {
         let name: Arc<str> = plugin_name(path).into();
         let bytes = tokio::fs::read(path).await.context("reading the file")?;
         let compiler = sandbox.clone();
-        let component = tokio::task::spawn_blocking(move || compiler.compile(&bytes))
-            .await?
-            .context("not a valid WebAssembly component")?;
+        let component =
+            tokio::task::spawn_blocking(move || crate::cache::compile(compiler.engine(), &bytes))
+                .await?
+                .context("not a valid WebAssembly component")?;
+        let manifest = Manifest::for_plugin(path)?;
+        imports::check(sandbox.engine(), &component, &manifest)
+            .map_err(|refused| anyhow!(refused))?;
         let pre = sandbox
             .prepare(&component)
             .context("the component's imports cannot be satisfied")?;
-        let limits = Limits::default();
         let listed = sandbox
-            .list(&pre, &name, &limits)
+            .list(&pre, &name, &manifest)
             .await
             .map_err(|failure| anyhow!("`list` failed: {failure}"))?;
         let tools = metadata::check_tools(listed.value).map_err(|problems| anyhow!(problems))?;
+        let limits = manifest.limits;
+        let buckets = tools
+            .iter()
+            .map(|_| TokenBucket::new(limits.rate, limits.burst))
+            .collect();
         tracing::info!(
             plugin = %name,
             tools = tools.len(),
@@ -78,8 +98,10 @@ impl Plugin {
             path: path.to_owned(),
             sandbox: sandbox.clone(),
             pre,
-            limits,
+            manifest,
             tools,
+            buckets,
+            running: Arc::new(tokio::sync::Semaphore::new(limits.concurrency as usize)),
         })
     }
 
@@ -96,28 +118,78 @@ impl Plugin {
         self.tools.iter().map(|t| &t.def)
     }
 
+    /// The limits and grants the plugin runs under.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
     /// Calls tool number `index` (in [`Plugin::tools`] order) with `arguments`.
     ///
     /// Every problem becomes a tool execution error the model can act on:
-    /// arguments that break the input schema (each violation with its JSON
-    /// pointer), a limit hit, a trap, or a result that breaks the tool's own
-    /// output schema.
+    /// a rate or concurrency limit (with when to retry), arguments that break
+    /// the input schema (each violation with its JSON pointer), a limit hit,
+    /// a trap, or a result that breaks the tool's own output schema. Each
+    /// call is logged at info level: the audit log.
     pub async fn call(
         &self,
         index: usize,
         arguments: &Map<String, Value>,
         events: Option<EventSink>,
     ) -> CallOutput {
+        let tool = &self.tools[index].def.name;
+        let started = Instant::now();
+        let (output, outcome, fuel) = self.run(index, arguments, events).await;
+        let elapsed_us = started.elapsed().as_micros() as u64;
+        if self.sandbox.options().log_arguments {
+            let arguments = Value::Object(arguments.clone());
+            tracing::info!(plugin = %self.name, tool = %tool, elapsed_us, fuel, outcome, %arguments, "call");
+        } else {
+            tracing::info!(plugin = %self.name, tool = %tool, elapsed_us, fuel, outcome, "call");
+        }
+        output
+    }
+
+    /// The call itself: its output, the audit outcome, and the fuel it used.
+    async fn run(
+        &self,
+        index: usize,
+        arguments: &Map<String, Value>,
+        events: Option<EventSink>,
+    ) -> (CallOutput, &'static str, u64) {
         let tool = &self.tools[index];
         let name = &tool.def.name;
-        let started = Instant::now();
+        let limits = &self.manifest.limits;
+        let Ok(_permit) = self.running.clone().try_acquire_owned() else {
+            let message = format!(
+                "Tool `{name}` refused: concurrency limit of {} calls reached for plugin `{}`; retry when a call finishes",
+                limits.concurrency, self.name
+            );
+            return (CallOutput::error(message), "concurrency-limit", 0);
+        };
+        if let Err(wait) = self.sandbox.take_global_token() {
+            let message = format!(
+                "Tool `{name}` refused: the server's rate limit of {} calls per second is reached; retry in {}",
+                self.sandbox.options().global_rate,
+                retry_after(wait)
+            );
+            return (CallOutput::error(message), "rate-limit", 0);
+        }
+        if let Err(wait) = self.buckets[index].take() {
+            let message = format!(
+                "Tool `{name}` refused: rate limit of {} calls per second reached; retry in {}",
+                self.buckets[index].rate(),
+                retry_after(wait)
+            );
+            return (CallOutput::error(message), "rate-limit", 0);
+        }
         let arguments_value = Value::Object(arguments.clone());
         let violations = tool.input.violations(&arguments_value);
         if !violations.is_empty() {
-            return CallOutput::error(format!(
+            let message = format!(
                 "Invalid arguments for tool `{name}`:\n{}",
                 schema::describe(&violations)
-            ));
+            );
+            return (CallOutput::error(message), "invalid-arguments", 0);
         }
         let arguments_text = arguments_value.to_string();
         let run = self
@@ -125,23 +197,23 @@ impl Plugin {
             .call(
                 &self.pre,
                 &self.name,
-                &self.limits,
+                &self.manifest,
                 name,
                 &arguments_text,
                 events,
             )
             .await;
-        let elapsed_us = started.elapsed().as_micros() as u64;
         match run {
             Ok(run) => {
-                let output = output::check(run.value, tool, &self.limits);
+                let output = output::check(run.value, tool, limits);
                 let outcome = if output.is_error { "error" } else { "ok" };
-                tracing::info!(plugin = %self.name, tool = %name, elapsed_us, fuel = run.fuel_used, outcome, "call");
-                output
+                (output, outcome, run.fuel_used)
             }
             Err(failure) => {
-                tracing::warn!(plugin = %self.name, tool = %name, elapsed_us, "call failed: {failure}");
-                CallOutput::error(format!("Tool `{name}` failed: {failure}"))
+                tracing::warn!(plugin = %self.name, tool = %name, "call failed: {failure}");
+                let outcome = failure.outcome();
+                let output = CallOutput::error(format!("Tool `{name}` failed: {failure}"));
+                (output, outcome, 0)
             }
         }
     }
@@ -169,4 +241,37 @@ pub fn plugin_name(path: &Path) -> String {
     } else {
         name
     }
+}
+
+/// What `corral inspect` reports about a plugin file.
+pub struct Inspection {
+    pub name: String,
+    pub bytes: u64,
+    pub manifest: Manifest,
+    /// Every import, with what the host does about it.
+    pub imports: Vec<(String, imports::Verdict)>,
+    /// The tools, or why the plugin would not load.
+    pub tools: Result<Vec<ToolDef>, String>,
+}
+
+/// Inspects the plugin at `path`: its imports, the authority its manifest
+/// grants, and its tools (loading it as `serve` would).
+pub async fn inspect(sandbox: &Arc<Sandbox>, path: &Path) -> Result<Inspection> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let component = sandbox
+        .compile(&bytes)
+        .context("not a valid WebAssembly component")?;
+    let manifest = Manifest::for_plugin(path)?;
+    let imports = imports::review(sandbox.engine(), &component, &manifest);
+    let tools = Plugin::load(sandbox, path)
+        .await
+        .map(|plugin| plugin.tools().cloned().collect())
+        .map_err(|err| format!("{err:#}"));
+    Ok(Inspection {
+        name: plugin_name(path),
+        bytes: bytes.len() as u64,
+        manifest,
+        imports,
+        tools,
+    })
 }

@@ -13,10 +13,14 @@ use anyhow::{Context as _, Result};
 use wasmtime::Result as WasmResult;
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap};
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::{self, PluginPre, tools, types};
+use super::capture::Captured;
+use super::http::HttpPolicy;
+use super::quota::TokenBucket;
+use crate::manifest::Manifest;
 use crate::tool::{CallEvent, EventSink, LogLevel};
 
 /// How often the epoch advances. Running wasm yields to the async runtime at
@@ -40,7 +44,7 @@ const POOL_INSTANCES: u32 = 256;
 const POOL_TABLE_ELEMENTS: usize = 100_000;
 
 /// The limits every call of a plugin runs under.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
     /// CPU budget, in wasmtime fuel units (roughly one per wasm instruction).
     pub fuel: u64,
@@ -50,6 +54,12 @@ pub struct Limits {
     pub timeout: Duration,
     /// Size of a call's result (content plus structured content), in bytes.
     pub output_bytes: usize,
+    /// Calls of one plugin running at once; more are refused, not queued.
+    pub concurrency: u32,
+    /// Calls per second per tool (token bucket refill rate).
+    pub rate: f64,
+    /// Token bucket size: calls a tool may take in a burst.
+    pub burst: f64,
 }
 
 impl Default for Limits {
@@ -59,6 +69,9 @@ impl Default for Limits {
             memory_bytes: 256 << 20,
             timeout: Duration::from_secs(30),
             output_bytes: 4 << 20,
+            concurrency: 32,
+            rate: 1000.0,
+            burst: 1000.0,
         }
     }
 }
@@ -82,6 +95,18 @@ pub enum Failure {
         message: String,
         stderr: String,
     },
+}
+
+impl Failure {
+    /// The audit log's name for this outcome.
+    pub fn outcome(&self) -> &'static str {
+        match self {
+            Failure::FuelExhausted { .. } => "fuel-limit",
+            Failure::MemoryLimit { .. } => "memory-limit",
+            Failure::TimedOut { .. } => "timeout",
+            Failure::StackOverflow | Failure::Trap { .. } => "trap",
+        }
+    }
 }
 
 impl fmt::Display for Failure {
@@ -112,16 +137,38 @@ pub struct Run<T> {
     pub fuel_used: u64,
 }
 
-/// The engine, the linker and the epoch ticker shared by every plugin.
+/// Server-wide sandbox settings.
+#[derive(Debug, Clone)]
+pub struct SandboxOptions {
+    /// Calls per second across every tool of every plugin (token bucket,
+    /// with a burst of the same size).
+    pub global_rate: f64,
+    /// Log each call's arguments in the audit log (off: they may be private).
+    pub log_arguments: bool,
+}
+
+impl Default for SandboxOptions {
+    fn default() -> Self {
+        SandboxOptions {
+            global_rate: 5000.0,
+            log_arguments: false,
+        }
+    }
+}
+
+/// The engine, the linker and the epoch ticker shared by every plugin, and
+/// the server-wide rate limit.
 pub struct Sandbox {
     engine: Engine,
     linker: Linker<CallState>,
+    options: SandboxOptions,
+    global: TokenBucket,
 }
 
 impl Sandbox {
     /// Creates the engine (pooling allocator, fuel, epoch interruption) and the
     /// linker offering WASI and the `host` interface.
-    pub fn new() -> Result<Arc<Sandbox>> {
+    pub fn new(options: SandboxOptions) -> Result<Arc<Sandbox>> {
         let mut pool = PoolingAllocationConfig::new();
         pool.total_component_instances(POOL_INSTANCES)
             .total_core_instances(POOL_INSTANCES * 4)
@@ -144,12 +191,34 @@ impl Sandbox {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(anyhow::Error::from)
             .context("linking WASI")?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
+            .map_err(anyhow::Error::from)
+            .context("linking WASI HTTP")?;
         bindings::Plugin::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |state| state)
             .map_err(anyhow::Error::from)
             .context("linking the host interface")?;
 
         spawn_epoch_ticker(engine.weak());
-        Ok(Arc::new(Sandbox { engine, linker }))
+        let global = TokenBucket::new(options.global_rate, options.global_rate.max(1.0));
+        Ok(Arc::new(Sandbox {
+            engine,
+            linker,
+            options,
+            global,
+        }))
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub fn options(&self) -> &SandboxOptions {
+        &self.options
+    }
+
+    /// Takes a token from the server-wide bucket, or says when to retry.
+    pub fn take_global_token(&self) -> Result<(), Duration> {
+        self.global.take()
     }
 
     /// Compiles a component. CPU-heavy: call it off the async runtime.
@@ -170,9 +239,10 @@ impl Sandbox {
         &self,
         pre: &PluginPre<CallState>,
         plugin: &Arc<str>,
-        limits: &Limits,
+        manifest: &Manifest,
     ) -> Result<Run<Vec<tools::Tool>>, Failure> {
-        let mut store = self.store(plugin, limits, None);
+        let limits = &manifest.limits;
+        let mut store = self.store(plugin, manifest, None)?;
         let outcome = tokio::time::timeout(limits.timeout, async {
             let instance = pre.instantiate_async(&mut store).await?;
             instance.corral_plugin_tools().call_list(&mut store).await
@@ -186,12 +256,13 @@ impl Sandbox {
         &self,
         pre: &PluginPre<CallState>,
         plugin: &Arc<str>,
-        limits: &Limits,
+        manifest: &Manifest,
         tool: &str,
         arguments: &str,
         events: Option<EventSink>,
     ) -> Result<Run<tools::CallResult>, Failure> {
-        let mut store = self.store(plugin, limits, events);
+        let limits = &manifest.limits;
+        let mut store = self.store(plugin, manifest, events)?;
         let outcome = tokio::time::timeout(limits.timeout, async {
             let instance = pre.instantiate_async(&mut store).await?;
             instance
@@ -203,24 +274,45 @@ impl Sandbox {
         finish(store, limits, outcome)
     }
 
+    /// A fresh store: the manifest's limits, and a WASI context holding
+    /// exactly what the manifest grants. Stdio goes to capped captures.
     fn store(
         &self,
         plugin: &Arc<str>,
-        limits: &Limits,
+        manifest: &Manifest,
         events: Option<EventSink>,
-    ) -> Store<CallState> {
-        let stdout = MemoryOutputPipe::new(CAPTURE_BYTES);
-        let stderr = MemoryOutputPipe::new(CAPTURE_BYTES);
-        // An empty context: no preopens, env, args, stdin, network or name lookup.
-        let wasi = WasiCtx::builder()
-            .stdout(stdout.clone())
+    ) -> Result<Store<CallState>, Failure> {
+        let limits = &manifest.limits;
+        let stdout = Captured::new(CAPTURE_BYTES);
+        let stderr = Captured::new(CAPTURE_BYTES);
+        // No args, no stdin, no sockets, no name lookup; only granted
+        // directories and environment variables.
+        let mut wasi = WasiCtx::builder();
+        wasi.stdout(stdout.clone())
             .stderr(stderr.clone())
             .allow_tcp(false)
             .allow_udp(false)
-            .allow_ip_name_lookup(false)
-            .build();
+            .allow_ip_name_lookup(false);
+        for (name, value) in &manifest.env {
+            wasi.env(name, value);
+        }
+        for dir in &manifest.dirs {
+            let perms = if dir.writable {
+                FsPerms::ReadWrite
+            } else {
+                FsPerms::ReadOnly
+            };
+            wasi.preopened_dir(&dir.host, &dir.guest, perms)
+                .map_err(|err| Failure::Trap {
+                    message: format!(
+                        "granted directory {} cannot be opened: {err}",
+                        dir.host.display()
+                    ),
+                    stderr: String::new(),
+                })?;
+        }
         let state = CallState {
-            wasi,
+            wasi: wasi.build(),
             table: ResourceTable::new(),
             memory: MemoryLimiter::new(limits.memory_bytes),
             plugin: plugin.clone(),
@@ -228,6 +320,11 @@ impl Sandbox {
             log_events: 0,
             stdout,
             stderr,
+            http_ctx: WasiHttpCtx::new(),
+            http: HttpPolicy {
+                plugin: plugin.clone(),
+                grant: manifest.http.clone(),
+            },
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.memory);
@@ -235,7 +332,7 @@ impl Sandbox {
             .set_fuel(limits.fuel)
             .expect("fuel is enabled in the engine config");
         store.epoch_deadline_async_yield_and_update(1);
-        store
+        Ok(store)
     }
 }
 
@@ -269,8 +366,14 @@ fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits, stderr: S
         _ if state.memory.hit => Failure::MemoryLimit {
             bytes: limits.memory_bytes,
         },
-        _ => Failure::Trap {
-            message: format!("{err:#}"),
+        // The trap itself, not the wasm backtrace wrapped around it: the
+        // guest's stderr (a panic message, a traceback) says more.
+        Some(trap) => Failure::Trap {
+            message: trap.to_string(),
+            stderr,
+        },
+        None => Failure::Trap {
+            message: err.root_cause().to_string(),
             stderr,
         },
     }
@@ -284,19 +387,17 @@ pub struct CallState {
     plugin: Arc<str>,
     events: Option<EventSink>,
     log_events: u32,
-    stdout: MemoryOutputPipe,
-    stderr: MemoryOutputPipe,
+    stdout: Captured,
+    stderr: Captured,
+    http_ctx: WasiHttpCtx,
+    http: HttpPolicy,
 }
 
 impl CallState {
     /// Logs captured stdout and stderr; returns stderr for error messages.
     fn drain_output(&self) -> String {
-        let stdout = String::from_utf8_lossy(&self.stdout.contents())
-            .trim_end()
-            .to_string();
-        let stderr = String::from_utf8_lossy(&self.stderr.contents())
-            .trim_end()
-            .to_string();
+        let stdout = self.stdout.text();
+        let stderr = self.stderr.text();
         if !stdout.is_empty() {
             tracing::info!(plugin = %self.plugin, "plugin stdout:\n{stdout}");
         }
@@ -318,6 +419,16 @@ impl WasiView for CallState {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for CallState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http_ctx,
+            table: &mut self.table,
+            hooks: &mut self.http,
         }
     }
 }

@@ -1,0 +1,317 @@
+//! The compile cache: compiled plugins kept on disk, so that a restart (or a
+//! reload of a file seen before) skips Cranelift.
+//!
+//! An entry is keyed by the SHA-256 of the component's bytes and by the
+//! engine's compatibility hash ([`Engine::precompile_compatibility_hash`]),
+//! so a different wasmtime or engine configuration never picks up another's
+//! artifact:
+//!
+//! ```text
+//! <cache dir>/<engine hash>/<component sha256>.cwasm         the artifact
+//! <cache dir>/<engine hash>/<component sha256>.cwasm.sha256  its own sha256
+//! ```
+//!
+//! Both files are written to a temporary name and renamed into place, never
+//! written in place. An entry is trusted only when the artifact's digest
+//! matches the one stored beside it; otherwise (or when wasmtime refuses to
+//! deserialize it) the component is compiled again and the entry
+//! overwritten. A cache that cannot be written (read-only disk, no home
+//! folder) only costs speed: compiling always works.
+//!
+//! The cache is process-wide: the binary [`install`]s one at startup, and
+//! every [`compile`] goes through it. Without one (the default, and what
+//! library users and unit tests get) `compile` just compiles.
+
+use std::hash::Hasher;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::Instant;
+
+use anyhow::{Context as _, Result};
+use sha2::{Digest, Sha256};
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+/// The process-wide cache, if one is installed.
+static INSTALLED: RwLock<Option<Arc<CompileCache>>> = RwLock::new(None);
+
+/// Makes every later [`compile`] use `cache` (or compile directly, for `None`).
+pub fn install(cache: Option<CompileCache>) {
+    *INSTALLED.write().unwrap() = cache.map(Arc::new);
+}
+
+/// The installed cache, if any.
+pub fn installed() -> Option<Arc<CompileCache>> {
+    INSTALLED.read().unwrap().clone()
+}
+
+/// Compiles a component through the installed cache, if any. CPU-heavy on a
+/// miss: call it off the async runtime.
+pub fn compile(engine: &Engine, bytes: &[u8]) -> Result<Component> {
+    match installed() {
+        Some(cache) => cache.compile(engine, bytes),
+        None => Ok(Component::new(engine, bytes)?),
+    }
+}
+
+/// The cache the command line asks for: none when `disabled`, else one in
+/// `dir`, else in the [default folder](default_dir) when there is one.
+pub fn configured(dir: Option<PathBuf>, disabled: bool) -> Option<CompileCache> {
+    if disabled {
+        return None;
+    }
+    let dir = dir.or_else(default_dir);
+    if dir.is_none() {
+        tracing::warn!("no compile cache: neither XDG_CACHE_HOME nor HOME is set");
+    }
+    dir.map(CompileCache::new)
+}
+
+/// The default cache folder: `$XDG_CACHE_HOME/corral`, else `~/.cache/corral`.
+pub fn default_dir() -> Option<PathBuf> {
+    let xdg = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|path| path.is_absolute());
+    let home = || {
+        std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|path| path.is_absolute())
+            .map(|home| home.join(".cache"))
+    };
+    xdg.or_else(home).map(|base| base.join("corral"))
+}
+
+/// Compiled components on disk, under one folder.
+#[derive(Debug)]
+pub struct CompileCache {
+    dir: PathBuf,
+    /// Whether a failure to write has been reported (once is enough).
+    warned: AtomicBool,
+}
+
+/// Where one component's entry lives.
+struct Entry {
+    artifact: PathBuf,
+    digest: PathBuf,
+}
+
+impl CompileCache {
+    /// A cache in `dir`, created on first write.
+    pub fn new(dir: impl Into<PathBuf>) -> CompileCache {
+        CompileCache {
+            dir: dir.into(),
+            warned: AtomicBool::new(false),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The component for `bytes`: deserialized from a verified cache entry,
+    /// or compiled (and then stored).
+    pub fn compile(&self, engine: &Engine, bytes: &[u8]) -> Result<Component> {
+        let entry = self.entry(engine, bytes);
+        match self.load(engine, &entry) {
+            Ok(Some(component)) => return Ok(component),
+            Ok(None) => {}
+            Err(err) => tracing::warn!(
+                "compile cache: discarding {}: {err:#}; compiling again",
+                entry.artifact.display()
+            ),
+        }
+        let started = Instant::now();
+        let artifact = engine.precompile_component(bytes)?;
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "compiled {} bytes of component",
+            bytes.len()
+        );
+        if let Err(err) = self.store(&entry, &artifact)
+            && !self.warned.swap(true, Ordering::Relaxed)
+        {
+            tracing::warn!(
+                "compile cache: cannot write to {}: {err:#}; plugins are compiled at every start",
+                self.dir.display()
+            );
+        }
+        // SAFETY: the artifact was produced just now by this engine.
+        Ok(unsafe { Component::deserialize(engine, &artifact) }?)
+    }
+
+    fn entry(&self, engine: &Engine, bytes: &[u8]) -> Entry {
+        let mut hasher = DigestHasher(Sha256::new());
+        std::hash::Hash::hash(&engine.precompile_compatibility_hash(), &mut hasher);
+        let engine_key = hex(&hasher.0.finalize()[..16]);
+        let content_key = hex(&Sha256::digest(bytes));
+        let folder = self.dir.join(engine_key);
+        Entry {
+            artifact: folder.join(format!("{content_key}.cwasm")),
+            digest: folder.join(format!("{content_key}.cwasm.sha256")),
+        }
+    }
+
+    /// The cached component, `None` when there is no entry, or an error when
+    /// the entry is there but not to be trusted.
+    fn load(&self, engine: &Engine, entry: &Entry) -> Result<Option<Component>> {
+        let expected = match std::fs::read_to_string(&entry.digest) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => return Err(err).context("reading the digest"),
+        };
+        let artifact = match std::fs::read(&entry.artifact) {
+            Ok(artifact) => artifact,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => return Err(err).context("reading the artifact"),
+        };
+        if hex(&Sha256::digest(&artifact)) != expected.trim() {
+            anyhow::bail!("its digest does not match (corrupt or partly written)");
+        }
+        drop(artifact);
+        // SAFETY: the file holds exactly the bytes this cache wrote from
+        // `Engine::precompile_component` (checked by digest just above), in
+        // a folder keyed by this engine's compatibility hash; wasmtime checks
+        // the engine configuration again. Entries are replaced by rename,
+        // never modified in place, so the mapping stays valid.
+        let component = unsafe { Component::deserialize_file(engine, &entry.artifact) }
+            .map_err(anyhow::Error::from)
+            .context("deserializing")?;
+        tracing::debug!("compile cache hit: {}", entry.artifact.display());
+        Ok(Some(component))
+    }
+
+    /// Writes the artifact, then its digest, each by rename.
+    fn store(&self, entry: &Entry, artifact: &[u8]) -> Result<()> {
+        let folder = entry.artifact.parent().expect("entries live in a folder");
+        std::fs::create_dir_all(folder)
+            .with_context(|| format!("creating {}", folder.display()))?;
+        write_by_rename(&entry.artifact, artifact)?;
+        write_by_rename(&entry.digest, hex(&Sha256::digest(artifact)).as_bytes())?;
+        Ok(())
+    }
+}
+
+/// Writes `bytes` to a fresh temporary file beside `path`, then renames it
+/// over `path`, so that readers see the old file or the whole new one. No
+/// fsync: after a crash, a torn entry fails its digest and is rewritten.
+fn write_by_rename(path: &Path, bytes: &[u8]) -> Result<()> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(format!(
+        ".tmp-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let temporary = PathBuf::from(temporary);
+    let written = (|| {
+        let mut file = std::fs::File::create(&temporary)?;
+        file.write_all(bytes)?;
+        std::fs::rename(&temporary, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written.with_context(|| format!("writing {}", path.display()))
+}
+
+/// Feeds what a `Hash` implementation writes into SHA-256: a digest that,
+/// unlike `DefaultHasher`'s, is the same across Rust releases.
+struct DigestHasher(Sha256);
+
+impl Hasher for DigestHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    fn finish(&self) -> u64 {
+        unreachable!("only the SHA-256 digest is used")
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The smallest component there is.
+    const EMPTY_COMPONENT: &[u8] = b"\0asm\x0d\0\x01\0";
+
+    fn artifacts(dir: &Path) -> Vec<PathBuf> {
+        let mut found = Vec::new();
+        for folder in std::fs::read_dir(dir).unwrap() {
+            for file in std::fs::read_dir(folder.unwrap().path()).unwrap() {
+                let path = file.unwrap().path();
+                if path.extension().is_some_and(|e| e == "cwasm") {
+                    found.push(path);
+                }
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn a_second_compile_is_served_from_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = CompileCache::new(dir.path());
+        let engine = Engine::default();
+        cache.compile(&engine, EMPTY_COMPONENT).unwrap();
+        let written = artifacts(dir.path());
+        assert_eq!(written.len(), 1);
+        let modified = std::fs::metadata(&written[0]).unwrap().modified().unwrap();
+        cache.compile(&engine, EMPTY_COMPONENT).unwrap();
+        assert_eq!(
+            std::fs::metadata(&written[0]).unwrap().modified().unwrap(),
+            modified,
+            "a hit does not rewrite the entry"
+        );
+    }
+
+    #[test]
+    fn a_corrupt_entry_is_recompiled_and_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = CompileCache::new(dir.path());
+        let engine = Engine::default();
+        cache.compile(&engine, EMPTY_COMPONENT).unwrap();
+        let artifact = artifacts(dir.path()).remove(0);
+        let good = std::fs::read(&artifact).unwrap();
+        let mut bad = good.clone();
+        let middle = bad.len() / 2;
+        bad[middle] ^= 0xff;
+        std::fs::write(&artifact, &bad).unwrap();
+        cache.compile(&engine, EMPTY_COMPONENT).unwrap();
+        assert_eq!(std::fs::read(&artifact).unwrap(), good);
+
+        // A digest that matches garbage: wasmtime refuses it, and it is replaced.
+        std::fs::write(&artifact, b"garbage").unwrap();
+        let mut digest = artifact.as_os_str().to_owned();
+        digest.push(".sha256");
+        std::fs::write(&digest, hex(&Sha256::digest(b"garbage"))).unwrap();
+        cache.compile(&engine, EMPTY_COMPONENT).unwrap();
+        assert_eq!(std::fs::read(&artifact).unwrap(), good);
+    }
+
+    #[test]
+    fn engines_with_different_settings_do_not_share_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = CompileCache::new(dir.path());
+        cache.compile(&Engine::default(), EMPTY_COMPONENT).unwrap();
+        let mut config = wasmtime::Config::new();
+        config.consume_fuel(true);
+        cache
+            .compile(&Engine::new(&config).unwrap(), EMPTY_COMPONENT)
+            .unwrap();
+        assert_eq!(artifacts(dir.path()).len(), 2);
+    }
+
+    #[test]
+    fn an_unwritable_cache_still_compiles() {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let cache = CompileCache::new(file.path().join("below-a-file"));
+        cache.compile(&Engine::default(), EMPTY_COMPONENT).unwrap();
+    }
+}

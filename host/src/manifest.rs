@@ -1,0 +1,528 @@
+//! The optional manifest beside a plugin (`calc.toml` next to `calc.wasm`):
+//! its limits, and the authority it is granted.
+//!
+//! Without a manifest a plugin runs under the default limits with no grants:
+//! no directories, no environment variables, no network. Every key is
+//! checked: an unknown key or a bad value is a load error naming the file,
+//! the line and the reason, never silently ignored.
+//!
+//! ```toml
+//! [limits]
+//! fuel = 1_000_000_000     # CPU budget per call, in fuel units
+//! memory = "64 MiB"        # linear memory per call
+//! timeout = "10 s"         # wall-clock time per call
+//! output = "1 MiB"         # size of a call's result
+//! concurrency = 4          # calls of this plugin running at once
+//! rate = 20                # calls per second per tool (token bucket)
+//! burst = 40               # bucket size (default: rate)
+//!
+//! [[dirs]]                 # a directory the plugin may use
+//! host = "data"            # relative to the manifest's folder
+//! guest = "/data"          # where the plugin sees it
+//! mode = "ro"              # "ro" (read-only) or "rw"
+//!
+//! [env]
+//! inherit = ["LANG"]                   # copied from the host, these names only
+//! set = { API_BASE = "https://x.y" }   # literal values
+//!
+//! [http]
+//! allow = ["api.example.com", "127.0.0.1:8080"]   # outgoing HTTP to these hosts only
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Result, anyhow};
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::plugin::Limits;
+
+/// A plugin's limits and grants, resolved and checked.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Manifest {
+    /// Where the manifest was read from; `None` when the plugin has none.
+    pub path: Option<PathBuf>,
+    pub limits: Limits,
+    pub dirs: Vec<DirGrant>,
+    /// Environment variables the plugin sees, with their values.
+    pub env: Vec<(String, String)>,
+    /// Hosts the plugin may send HTTP requests to; `None`: no network at all.
+    pub http: Option<HttpGrant>,
+}
+
+/// A host directory made visible to the plugin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirGrant {
+    /// Canonical host path.
+    pub host: PathBuf,
+    /// Absolute path inside the plugin.
+    pub guest: String,
+    pub writable: bool,
+}
+
+/// Outgoing HTTP allowed to these hosts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpGrant {
+    /// `host` or `host:port`, lowercase. `*.example.com` matches subdomains.
+    pub allow: Vec<String>,
+}
+
+impl Manifest {
+    /// The manifest path for a plugin file: same stem, `.toml`.
+    pub fn path_for(plugin: &Path) -> PathBuf {
+        plugin.with_extension("toml")
+    }
+
+    /// Reads the manifest beside `plugin`, or the defaults when there is none.
+    pub fn for_plugin(plugin: &Path) -> Result<Manifest> {
+        let path = Self::path_for(plugin);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Self::parse(&text, &path),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Manifest::default()),
+            Err(err) => Err(anyhow!("reading {}: {err}", path.display())),
+        }
+    }
+
+    /// Parses manifest `text` read from `path` (relative directory grants
+    /// resolve against the path's folder).
+    pub fn parse(text: &str, path: &Path) -> Result<Manifest> {
+        // Every error names the file and the line of the offending value.
+        let at = |span: Option<std::ops::Range<usize>>, reason: &str| {
+            let line = span
+                .map(|span| format!(":{}", text[..span.start].matches('\n').count() + 1))
+                .unwrap_or_default();
+            anyhow!("{}{line}: {}", path.display(), reason.trim())
+        };
+        let raw: RawManifest = toml::from_str(text).map_err(|err| at(err.span(), err.message()))?;
+        let folder = path.parent().unwrap_or(Path::new("."));
+        let limits = raw
+            .limits
+            .resolve()
+            .map_err(|(span, err)| at(Some(span), &format!("[limits] {err}")))?;
+        let mut dirs = Vec::new();
+        for dir in raw.dirs {
+            let span = dir.span();
+            let dir = dir.into_inner().resolve(folder);
+            dirs.push(dir.map_err(|err| at(Some(span), &format!("[[dirs]] {err}")))?);
+        }
+        let env = match raw.env {
+            None => Vec::new(),
+            Some(env) => {
+                let span = env.span();
+                env.into_inner()
+                    .resolve()
+                    .map_err(|err| at(Some(span), &format!("[env] {err}")))?
+            }
+        };
+        let http = match raw.http {
+            None => None,
+            Some(http) => {
+                let span = http.span();
+                let grant = http.into_inner().resolve();
+                Some(grant.map_err(|err| at(Some(span), &format!("[http] {err}")))?)
+            }
+        };
+        Ok(Manifest {
+            path: Some(path.to_owned()),
+            limits,
+            dirs,
+            env,
+            http,
+        })
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    #[serde(default)]
+    limits: RawLimits,
+    #[serde(default)]
+    dirs: Vec<Spanned<RawDir>>,
+    env: Option<Spanned<RawEnv>>,
+    http: Option<Spanned<RawHttp>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawLimits {
+    fuel: Option<Spanned<u64>>,
+    memory: Option<Spanned<Size>>,
+    timeout: Option<Spanned<String>>,
+    output: Option<Spanned<Size>>,
+    concurrency: Option<Spanned<u32>>,
+    rate: Option<Spanned<f64>>,
+    burst: Option<Spanned<f64>>,
+}
+
+/// A value's checked result, or where it is and what is wrong with it.
+type Checked<T> = Result<T, (std::ops::Range<usize>, String)>;
+
+/// Checks an optional spanned value, falling back to `default` when absent.
+fn check<T, U>(
+    value: Option<Spanned<T>>,
+    default: U,
+    valid: impl FnOnce(T) -> Result<U, String>,
+) -> Checked<U> {
+    match value {
+        None => Ok(default),
+        Some(value) => {
+            let span = value.span();
+            valid(value.into_inner()).map_err(|err| (span, err))
+        }
+    }
+}
+
+/// A size: a number of bytes, or a string such as "64 MiB".
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Size {
+    Bytes(u64),
+    Text(String),
+}
+
+impl RawLimits {
+    fn resolve(self) -> Checked<Limits> {
+        let defaults = Limits::default();
+        let fuel = check(self.fuel, defaults.fuel, |fuel| match fuel {
+            0 => Err("fuel must be positive".into()),
+            fuel => Ok(fuel),
+        })?;
+        let memory_bytes = check(self.memory, defaults.memory_bytes, |size| {
+            let bytes = parse_size("memory", size)?;
+            if (1 << 20..=4 << 30).contains(&bytes) {
+                Ok(bytes)
+            } else {
+                Err("memory must be between 1 MiB and 4 GiB".into())
+            }
+        })?;
+        let timeout = check(self.timeout, defaults.timeout, |text| {
+            let timeout = parse_duration(&text)?;
+            if timeout.is_zero() || timeout > Duration::from_secs(3600) {
+                return Err("timeout must be between 1 ms and 1 hour".into());
+            }
+            Ok(timeout)
+        })?;
+        let output_bytes = check(self.output, defaults.output_bytes, |size| match parse_size(
+            "output", size,
+        )? {
+            0 => Err("output must be positive".into()),
+            bytes => Ok(bytes),
+        })?;
+        let concurrency = check(self.concurrency, defaults.concurrency, |n| match n {
+            0 => Err("concurrency must be at least 1".into()),
+            n => Ok(n),
+        })?;
+        let rate_given = self.rate.is_some();
+        let rate = check(self.rate, defaults.rate, |rate| {
+            if rate.is_finite() && rate > 0.0 {
+                Ok(rate)
+            } else {
+                Err("rate must be a positive number of calls per second".into())
+            }
+        })?;
+        let default_burst = if rate_given {
+            rate.max(1.0)
+        } else {
+            defaults.burst
+        };
+        let burst = check(self.burst, default_burst, |burst| {
+            if burst.is_finite() && burst >= 1.0 {
+                Ok(burst)
+            } else {
+                Err("burst must be at least 1".into())
+            }
+        })?;
+        Ok(Limits {
+            fuel,
+            memory_bytes,
+            timeout,
+            output_bytes,
+            concurrency,
+            rate,
+            burst,
+        })
+    }
+}
+
+fn parse_size(what: &str, size: Size) -> Result<usize, String> {
+    let bytes = match size {
+        Size::Bytes(bytes) => bytes,
+        Size::Text(text) => {
+            let (number, unit) = split_number(&text);
+            let number: u64 = number
+                .parse()
+                .map_err(|_| format!("{what} `{text}` is not a size such as \"64 MiB\""))?;
+            let scale: u64 = match unit {
+                "" | "B" => 1,
+                "KiB" => 1 << 10,
+                "MiB" => 1 << 20,
+                "GiB" => 1 << 30,
+                other => {
+                    return Err(format!(
+                        "{what}: unknown unit `{other}` (use B, KiB, MiB or GiB)"
+                    ));
+                }
+            };
+            number
+                .checked_mul(scale)
+                .ok_or_else(|| format!("{what} `{text}` is too large"))?
+        }
+    };
+    usize::try_from(bytes).map_err(|_| format!("{what} is too large"))
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let (number, unit) = split_number(text);
+    let number: u64 = number.parse().map_err(|_| {
+        format!("timeout `{text}` is not a duration such as \"10 s\" or \"500 ms\"")
+    })?;
+    match unit {
+        "ms" => Ok(Duration::from_millis(number)),
+        "s" => Ok(Duration::from_secs(number)),
+        "m" | "min" => Ok(Duration::from_secs(number * 60)),
+        other => Err(format!("timeout: unknown unit `{other}` (use ms, s or m)")),
+    }
+}
+
+/// "64 MiB" -> ("64", "MiB"); "500ms" -> ("500", "ms"). Underscores in the
+/// number are allowed, as in TOML integers.
+fn split_number(text: &str) -> (String, &str) {
+    let text = text.trim();
+    let end = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '_'))
+        .unwrap_or(text.len());
+    (text[..end].replace('_', ""), text[end..].trim())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDir {
+    host: PathBuf,
+    guest: String,
+    mode: String,
+}
+
+impl RawDir {
+    fn resolve(self, folder: &Path) -> Result<DirGrant, String> {
+        let writable = match self.mode.as_str() {
+            "ro" => false,
+            "rw" => true,
+            other => return Err(format!("mode must be \"ro\" or \"rw\", not \"{other}\"")),
+        };
+        if !self.guest.starts_with('/') || self.guest.split('/').any(|part| part == "..") {
+            return Err(format!(
+                "guest path `{}` must be absolute, without `..`",
+                self.guest
+            ));
+        }
+        let host = folder.join(&self.host);
+        let host = host
+            .canonicalize()
+            .map_err(|err| format!("host directory {}: {err}", host.display()))?;
+        if !host.is_dir() {
+            return Err(format!("host path {} is not a directory", host.display()));
+        }
+        Ok(DirGrant {
+            host,
+            guest: self.guest,
+            writable,
+        })
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawEnv {
+    #[serde(default)]
+    inherit: Vec<String>,
+    #[serde(default)]
+    set: BTreeMap<String, String>,
+}
+
+impl RawEnv {
+    fn resolve(self) -> Result<Vec<(String, String)>, String> {
+        let mut env = Vec::new();
+        for name in self.inherit {
+            if name.is_empty() || name.contains('=') {
+                return Err(format!("`{name}` is not an environment variable name"));
+            }
+            match std::env::var(&name) {
+                Ok(value) => env.push((name, value)),
+                Err(_) => {
+                    tracing::warn!("environment variable {name} is granted but not set on the host")
+                }
+            }
+        }
+        for (name, value) in self.set {
+            if name.is_empty() || name.contains('=') {
+                return Err(format!("`{name}` is not an environment variable name"));
+            }
+            env.retain(|(n, _)| *n != name);
+            env.push((name, value));
+        }
+        Ok(env)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHttp {
+    allow: Vec<String>,
+}
+
+impl RawHttp {
+    fn resolve(self) -> Result<HttpGrant, String> {
+        let mut allow = Vec::new();
+        for host in self.allow {
+            let host = host.trim().to_ascii_lowercase();
+            let valid = !host.is_empty()
+                && !host.contains("://")
+                && !host.contains('/')
+                && host
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || ".-:*[]".contains(c));
+            if !valid {
+                return Err(format!(
+                    "`{host}` is not a host name such as \"api.example.com\" or \"127.0.0.1:8080\""
+                ));
+            }
+            allow.push(host);
+        }
+        if allow.is_empty() {
+            return Err("allow lists no host; remove [http] to deny all network access".into());
+        }
+        Ok(HttpGrant { allow })
+    }
+}
+
+impl HttpGrant {
+    /// Whether `host` (and `port`) is on the allow list. An entry without a
+    /// port allows every port; `*.example.com` allows its subdomains.
+    pub fn allows(&self, host: &str, port: u16) -> bool {
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_ascii_lowercase();
+        self.allow.iter().any(|entry| {
+            let (entry_host, entry_port) = split_host_port(entry);
+            let port_ok = entry_port.is_none_or(|p| p == port);
+            let host_ok = match entry_host.strip_prefix("*.") {
+                Some(domain) => host.ends_with(&format!(".{domain}")),
+                None => entry_host == host,
+            };
+            port_ok && host_ok
+        })
+    }
+
+    /// Whether `host` is listed literally (not through a wildcard): only such
+    /// entries may reach private, loopback or link-local addresses.
+    pub fn lists_exactly(&self, host: &str) -> bool {
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_ascii_lowercase();
+        self.allow
+            .iter()
+            .any(|entry| split_host_port(entry).0 == host)
+    }
+}
+
+/// "example.com:8080" -> ("example.com", Some(8080)); "[::1]:80" -> ("::1", Some(80)).
+fn split_host_port(entry: &str) -> (&str, Option<u16>) {
+    if let Some(rest) = entry.strip_prefix('[') {
+        let (host, after) = rest.split_once(']').unwrap_or((rest, ""));
+        return (host, after.strip_prefix(':').and_then(|p| p.parse().ok()));
+    }
+    match entry.rsplit_once(':') {
+        Some((host, port)) if !host.contains(':') => (host, port.parse().ok()),
+        _ => (entry, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Manifest> {
+        Manifest::parse(text, Path::new("/tmp/plugin.toml"))
+    }
+
+    #[test]
+    fn an_empty_manifest_means_defaults_and_no_grants() {
+        let manifest = parse("").unwrap();
+        assert_eq!(manifest.limits, Limits::default());
+        assert!(manifest.dirs.is_empty() && manifest.env.is_empty() && manifest.http.is_none());
+    }
+
+    #[test]
+    fn limits_accept_units() {
+        let manifest = parse(
+            "[limits]\nfuel = 1_000_000\nmemory = \"64 MiB\"\ntimeout = \"500 ms\"\noutput = 2048\nconcurrency = 2\nrate = 5\n",
+        )
+        .unwrap();
+        let limits = manifest.limits;
+        assert_eq!(limits.fuel, 1_000_000);
+        assert_eq!(limits.memory_bytes, 64 << 20);
+        assert_eq!(limits.timeout, Duration::from_millis(500));
+        assert_eq!(limits.output_bytes, 2048);
+        assert_eq!(limits.concurrency, 2);
+        assert_eq!((limits.rate, limits.burst), (5.0, 5.0));
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_the_file_and_line() {
+        let err = parse("[limits]\nfuel = 10\nfule = 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("/tmp/plugin.toml:3:"), "{err}");
+        assert!(err.contains("unknown field `fule`"), "{err}");
+        let err = parse("[limits]\nfuel = 5\nmemory = \"64 MB\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown unit `MB`"), "{err}");
+        assert!(err.starts_with("/tmp/plugin.toml:3:"), "{err}");
+        let err = parse("[limits]\nfuel = -1\n").unwrap_err().to_string();
+        assert!(err.contains("/tmp/plugin.toml:2"), "{err}");
+        let err = parse("[[dirs]]\nhost = \"/\"\nguest = \"data\"\nmode = \"ro\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("must be absolute"), "{err}");
+        let err = parse("[[dirs]]\nhost = \"/\"\nguest = \"/d\"\nmode = \"rwx\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("\"ro\" or \"rw\""), "{err}");
+        let err = parse("[http]\nallow = [\"https://example.com/\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not a host name"), "{err}");
+    }
+
+    #[test]
+    fn env_grants_take_listed_names_only() {
+        // PATH is set in any test environment.
+        let manifest = parse("[env]\ninherit = [\"PATH\"]\nset = { GREETING = \"hi\" }\n").unwrap();
+        let names: Vec<&str> = manifest.env.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["PATH", "GREETING"]);
+        assert_eq!(manifest.env[1].1, "hi");
+    }
+
+    #[test]
+    fn http_allow_lists_match_hosts_ports_and_wildcards() {
+        let grant = parse("[http]\nallow = [\"API.example.com\", \"*.github.com\", \"127.0.0.1:8080\", \"[::1]:9\"]\n")
+            .unwrap()
+            .http
+            .unwrap();
+        assert!(grant.allows("api.example.com", 443));
+        assert!(grant.allows("raw.github.com", 443));
+        assert!(!grant.allows("github.com.evil.net", 443));
+        assert!(!grant.allows("example.com", 443));
+        assert!(grant.allows("127.0.0.1", 8080));
+        assert!(!grant.allows("127.0.0.1", 8081));
+        assert!(grant.allows("[::1]", 9));
+        assert!(grant.lists_exactly("127.0.0.1"));
+        assert!(!grant.lists_exactly("raw.github.com"));
+    }
+}

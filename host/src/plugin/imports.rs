@@ -1,0 +1,95 @@
+//! The import gate: what a component asks for, and whether it may have it.
+//!
+//! A component is refused at load when it imports an interface the host does
+//! not provide, or one its manifest does not grant (`wasi:http` without an
+//! `[http]` grant). Everything else a plugin may import is harmless without a
+//! grant: the filesystem shows only granted directories, sockets refuse every
+//! connection, the environment holds only granted variables.
+
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+use crate::manifest::Manifest;
+
+/// What the host does with one import.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Provided to every plugin; the text says what the plugin gets.
+    Provided(&'static str),
+    /// Provided only with the named manifest grant.
+    NeedsGrant { grant: &'static str, granted: bool },
+    /// The host has no such interface.
+    Unknown,
+}
+
+impl Verdict {
+    pub fn allowed(&self) -> bool {
+        match self {
+            Verdict::Provided(_) => true,
+            Verdict::NeedsGrant { granted, .. } => *granted,
+            Verdict::Unknown => false,
+        }
+    }
+}
+
+/// Every import of `component` with its verdict under `manifest`.
+pub fn review(
+    engine: &Engine,
+    component: &Component,
+    manifest: &Manifest,
+) -> Vec<(String, Verdict)> {
+    component
+        .component_type()
+        .imports(engine)
+        .map(|(name, _)| (name.to_string(), verdict(name, manifest)))
+        .collect()
+}
+
+/// Refuses the component, naming each refused import and what would allow it.
+pub fn check(engine: &Engine, component: &Component, manifest: &Manifest) -> Result<(), String> {
+    let refused: Vec<String> = review(engine, component, manifest)
+        .into_iter()
+        .filter(|(_, verdict)| !verdict.allowed())
+        .map(|(name, verdict)| match verdict {
+            Verdict::NeedsGrant { grant, .. } => {
+                format!("imports `{name}`, which needs a grant in its manifest: {grant}")
+            }
+            _ => format!("imports `{name}`, which Corral does not provide"),
+        })
+        .collect();
+    if refused.is_empty() {
+        Ok(())
+    } else {
+        Err(refused.join("; "))
+    }
+}
+
+fn verdict(name: &str, manifest: &Manifest) -> Verdict {
+    let interface = name.split('@').next().unwrap_or(name);
+    let provided = |what| Verdict::Provided(what);
+    match interface {
+        "corral:plugin/host" => provided("log and progress, to the client and the host log"),
+        "corral:plugin/types" => provided("the plugin contract's types"),
+        "wasi:cli/stdout" | "wasi:cli/stderr" => {
+            provided("captured, capped, and sent to the host log")
+        }
+        "wasi:cli/stdin" => provided("always empty"),
+        "wasi:cli/environment" => provided("only the variables granted in [env]; no arguments"),
+        "wasi:cli/exit" => provided("ends the call with an error"),
+        _ if interface.starts_with("wasi:cli/terminal-") => provided("never a terminal"),
+        _ if interface.starts_with("wasi:io/") => provided("streams and polling"),
+        _ if interface.starts_with("wasi:clocks/") => provided("wall and monotonic clocks"),
+        _ if interface.starts_with("wasi:random/") => provided("random numbers"),
+        _ if interface.starts_with("wasi:filesystem/") => {
+            provided("only the directories granted in [[dirs]]")
+        }
+        _ if interface.starts_with("wasi:sockets/") => provided(
+            "every connection and lookup refused: network access is HTTP only, granted in [http]",
+        ),
+        _ if interface.starts_with("wasi:http/") => Verdict::NeedsGrant {
+            grant: "[http] allow = [\"host.example.com\"]",
+            granted: manifest.http.is_some(),
+        },
+        _ => Verdict::Unknown,
+    }
+}

@@ -1,0 +1,250 @@
+//! Hot reload: the first load of a folder, then every change the watcher
+//! reports, applied to the catalog as one new snapshot at a time.
+//!
+//! New versions load off the request path (requests keep reading the
+//! current snapshot meanwhile). A file that fails to load (truncated,
+//! invalid, hostile metadata, a bad manifest) leaves the previous version of
+//! its plugin serving, and is reported on stderr and to clients' logs; its
+//! next change is tried again. A manifest (`NAME.toml`) change reloads its
+//! plugin (`NAME.wasm`). Every new snapshot re-applies the catalog's
+//! collision rule across all plugins, and clients hear of it only when the
+//! tool list they see changed.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::catalog::{self, Catalog, Snapshot};
+use crate::plugin::{Plugin, Sandbox};
+use crate::tool::LogLevel;
+use crate::watch::{self, Batch, FolderWatcher};
+
+/// Loads a folder's plugins into a catalog and keeps them current.
+#[derive(Clone)]
+pub struct Reloader {
+    sandbox: Arc<Sandbox>,
+    dir: PathBuf,
+    catalog: Arc<Catalog>,
+}
+
+/// What one batch did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// Plugins loaded, new or replacing a previous version, by file name.
+    pub loaded: Vec<String>,
+    /// Plugins taken out because their file is gone.
+    pub removed: Vec<String>,
+    /// Files that failed to load (a previous version, if any, still serves).
+    pub failed: Vec<String>,
+    /// Whether the served tool list changed (and subscribers were told).
+    pub tools_changed: bool,
+}
+
+/// A folder being served: the reload task and, when watching, the watcher.
+/// Dropping it stops watching.
+#[derive(Debug)]
+pub struct Reloading {
+    watcher: Option<FolderWatcher>,
+    task: JoinHandle<()>,
+}
+
+impl Reloading {
+    /// Whether changes to the folder are picked up.
+    pub fn is_watching(&self) -> bool {
+        self.watcher.is_some()
+    }
+}
+
+impl Drop for Reloading {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Starts serving `dir` into `catalog`: the first load runs in the
+/// background (the catalog becomes ready when it ends), then, if `watch`,
+/// every change to the folder is applied as it comes. When the watcher
+/// cannot start, the folder is served as first loaded, with a warning.
+/// Must be called inside a tokio runtime.
+pub fn start(
+    sandbox: Arc<Sandbox>,
+    dir: &Path,
+    catalog: Arc<Catalog>,
+    watch: bool,
+) -> Result<Reloading> {
+    let reloader = Reloader::new(sandbox, dir, catalog)?;
+    // Watch before the first scan, so that no change falls between the two.
+    let (watcher, batches) = if watch {
+        match watch::watch(&reloader.dir, watch::QUIET) {
+            Ok((watcher, batches)) => (Some(watcher), Some(batches)),
+            Err(err) => {
+                tracing::warn!("not watching for changes: {err:#}");
+                (None, None)
+            }
+        }
+    } else {
+        (None, None)
+    };
+    let task = tokio::spawn(reloader.run(batches));
+    Ok(Reloading { watcher, task })
+}
+
+impl Reloader {
+    /// A reloader for the plugins in `dir`.
+    pub fn new(sandbox: Arc<Sandbox>, dir: &Path, catalog: Arc<Catalog>) -> Result<Reloader> {
+        // One spelling of every path, matching what the watcher reports.
+        let dir = dir
+            .canonicalize()
+            .with_context(|| format!("opening {}", dir.display()))?;
+        Ok(Reloader {
+            sandbox,
+            dir,
+            catalog,
+        })
+    }
+
+    /// The folder, as a canonical path.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The first load, then every batch until the watcher stops.
+    pub async fn run(self, batches: Option<mpsc::Receiver<Batch>>) {
+        self.load_initial().await;
+        let Some(mut batches) = batches else { return };
+        while let Some(mut batch) = batches.recv().await {
+            // Batches that queued up during the last reload are one reload.
+            while let Ok(more) = batches.try_recv() {
+                batch.paths.extend(more.paths);
+                batch.rescan |= more.rescan;
+            }
+            self.apply(&batch).await;
+        }
+    }
+
+    /// Loads every plugin in the folder in parallel and publishes the first
+    /// snapshot, which makes the catalog ready even if nothing loaded.
+    pub async fn load_initial(&self) {
+        let files = match catalog::plugin_files(&self.dir) {
+            Ok(files) => files,
+            Err(err) => {
+                self.catalog.report(LogLevel::Error, format!("{err:#}"));
+                Vec::new()
+            }
+        };
+        let mut plugins = Vec::new();
+        for (path, result) in catalog::load_all(&self.sandbox, files).await {
+            match result {
+                Ok(plugin) => plugins.push(Arc::new(plugin)),
+                Err(err) => self.catalog.report(
+                    LogLevel::Error,
+                    format!("skipping plugin {}: {err:#}", path.display()),
+                ),
+            }
+        }
+        if plugins.is_empty() {
+            tracing::warn!("no plugin loaded from {}", self.dir.display());
+        }
+        self.catalog.publish(Snapshot::new(plugins));
+    }
+
+    /// Applies one batch of changes: loads what was added or changed,
+    /// removes what is gone, and publishes the result as one snapshot.
+    pub async fn apply(&self, batch: &Batch) -> Outcome {
+        let current = self.catalog.snapshot();
+        let mut plugins: BTreeMap<PathBuf, Arc<Plugin>> = current
+            .plugins()
+            .iter()
+            .map(|plugin| (plugin.path().to_owned(), plugin.clone()))
+            .collect();
+        let mut outcome = Outcome::default();
+        let mut to_load = Vec::new();
+        for path in self.targets(batch, &plugins) {
+            if path.is_file() {
+                to_load.push(path);
+            } else if let Some(gone) = plugins.remove(&path) {
+                tracing::info!(plugin = %gone.name(), "removed {}", path.display());
+                outcome.removed.push(file_name(&path));
+            }
+        }
+        for (path, result) in catalog::load_all(&self.sandbox, to_load).await {
+            match result {
+                Ok(plugin) => {
+                    plugins.insert(path.clone(), Arc::new(plugin));
+                    outcome.loaded.push(file_name(&path));
+                }
+                Err(err) => {
+                    let consequence = if plugins.contains_key(&path) {
+                        "the previous version keeps serving"
+                    } else {
+                        "it is not served"
+                    };
+                    self.catalog.report(
+                        LogLevel::Error,
+                        format!(
+                            "plugin {} failed to load ({consequence}): {err:#}",
+                            path.display()
+                        ),
+                    );
+                    outcome.failed.push(file_name(&path));
+                }
+            }
+        }
+        if outcome.loaded.is_empty() && outcome.removed.is_empty() {
+            return outcome;
+        }
+        let snapshot = Snapshot::new(plugins.into_values().collect());
+        outcome.tools_changed = self.catalog.publish(snapshot);
+        tracing::info!(
+            loaded = ?outcome.loaded,
+            removed = ?outcome.removed,
+            tools_changed = outcome.tools_changed,
+            "reloaded"
+        );
+        outcome
+    }
+
+    /// The plugin files a batch concerns: each changed `.wasm`, the `.wasm`
+    /// beside each changed manifest, and for a rescan every plugin file in
+    /// the folder plus every plugin served now.
+    fn targets(
+        &self,
+        batch: &Batch,
+        serving: &BTreeMap<PathBuf, Arc<Plugin>>,
+    ) -> BTreeSet<PathBuf> {
+        let mut targets = BTreeSet::new();
+        for path in &batch.paths {
+            let Some(name) = path.file_name() else {
+                continue;
+            };
+            let path = self.dir.join(name);
+            match path.extension() {
+                Some(ext) if ext == "wasm" => {
+                    targets.insert(path);
+                }
+                Some(ext) if ext == "toml" => {
+                    targets.insert(path.with_extension("wasm"));
+                }
+                _ => {}
+            }
+        }
+        if batch.rescan {
+            match catalog::plugin_files(&self.dir) {
+                Ok(files) => targets.extend(files),
+                Err(err) => tracing::error!("rescanning: {err:#}"),
+            }
+            targets.extend(serving.keys().cloned());
+        }
+        targets
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
