@@ -847,6 +847,29 @@ fn an_http_grant_allows_only_the_listed_hosts() {
 }
 
 #[test]
+fn a_wildcard_grant_never_reaches_loopback() {
+    let listener = CountingListener::http("should never be read");
+    let dir = folder_with(&[("hostile-http.wasm", &fixture("hostile-http"))]);
+    // `*.localhost` is not an exact listing, so whatever the name resolves
+    // to must be a public address: loopback is refused.
+    write_file(
+        dir.path(),
+        "hostile-http.toml",
+        "[http]\nallow = [\"*.localhost\"]\n",
+    );
+    let mut server = serve(dir.path());
+    let url = format!("http://corral.localhost:{}/", listener.port);
+    let result = server.call("fetch", json!({ "url": url }));
+    assert_eq!(result["isError"], true, "{url}: {result}");
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(
+        listener.accepted(),
+        0,
+        "loopback was reached through a wildcard"
+    );
+}
+
+#[test]
 fn malformed_manifests_are_load_errors_naming_the_file_and_line() {
     let dir = folder_with(&[
         ("unknown_key.wasm", &fixture("hostile")),

@@ -13,7 +13,7 @@ use corral::plugin::imports::Verdict;
 use corral::plugin::{
     self, Inspection, Sandbox, SandboxOptions, group_digits, human_bytes, human_duration,
 };
-use corral::tool::{CallEvent, EventSink};
+use corral::tool::{CallEvent, EventSink, ToolDef};
 use corral::{cache, reload};
 use serde_json::{Map, Value};
 use tracing_subscriber::EnvFilter;
@@ -217,14 +217,7 @@ fn print_tools(snapshot: &Snapshot, json: bool) {
         .max()
         .unwrap_or(0);
     for tool in snapshot.tools().iter() {
-        let summary = tool
-            .description
-            .as_deref()
-            .unwrap_or("")
-            .lines()
-            .next()
-            .unwrap_or("");
-        println!("{:width$}  {summary}", tool.name);
+        println!("{:width$}  {}", tool.name, summary(tool));
     }
 }
 
@@ -307,16 +300,15 @@ fn print_inspection(inspection: &Inspection) {
         Ok(tools) => {
             println!("tools");
             for tool in tools {
-                let summary = tool
-                    .description
-                    .as_deref()
-                    .unwrap_or("")
-                    .lines()
-                    .next()
-                    .unwrap_or("");
-                println!("  {}  {summary}", tool.name);
+                println!("  {}  {}", tool.name, summary(tool));
             }
         }
         Err(reason) => println!("does not load: {reason}"),
     }
+}
+
+/// The first line of a tool's description.
+fn summary(tool: &ToolDef) -> &str {
+    let description = tool.description.as_deref().unwrap_or("");
+    description.lines().next().unwrap_or("")
 }
