@@ -397,3 +397,45 @@ pub fn first_text(result: &Value) -> &str {
         .as_str()
         .unwrap_or_else(|| panic!("no text content in {result}"))
 }
+
+/// The stateless protocol revision (no `initialize`; `_meta` on every request).
+pub const MODERN: &str = "2026-07-28";
+
+/// The `_meta` every 2026-07-28 request carries.
+pub fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    })
+}
+
+impl Server {
+    /// Sends a 2026-07-28 request without waiting: `params` with
+    /// [`modern_meta`] merged into its `_meta` (keys already there win).
+    /// Returns its id.
+    pub fn send_modern(&mut self, method: &str, mut params: Value) -> Value {
+        let mut meta = modern_meta();
+        if let Some(extra) = params.get("_meta").and_then(Value::as_object) {
+            for (key, value) in extra {
+                meta[key] = value.clone();
+            }
+        }
+        params["_meta"] = meta;
+        self.send_request(method, params)
+    }
+
+    /// A 2026-07-28 request and its whole response message.
+    pub fn modern(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send_modern(method, params);
+        self.response_to(&id)
+    }
+
+    /// A 2026-07-28 request's `result`, failing on an error response.
+    pub fn modern_result(&mut self, method: &str, params: Value) -> Value {
+        let response = self.modern(method, params);
+        match response.get("result") {
+            Some(result) => result.clone(),
+            None => panic!("{method} failed: {response}"),
+        }
+    }
+}

@@ -19,6 +19,9 @@ pub mod code {
     pub const INVALID_PARAMS: i64 = -32602;
     /// Something failed inside the server.
     pub const INTERNAL_ERROR: i64 = -32603;
+    /// MCP 2026-07-28: the request's `_meta` names a protocol version the
+    /// server does not speak statelessly; `data.supported` lists those it does.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 }
 
 /// A JSON-RPC error object.

@@ -42,7 +42,8 @@ pub trait ToolHost: Send + Sync + 'static {
 
     /// Resolves once the first tool list is known. `tools/list` and
     /// `tools/call` wait for it, so that no client sees an empty list while
-    /// the server is still starting; `initialize` and `ping` do not.
+    /// the server is still starting; `initialize`, `ping` and
+    /// `server/discover` do not.
     fn ready(&self) -> impl Future<Output = ()> + Send {
         std::future::ready(())
     }

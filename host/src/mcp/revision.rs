@@ -3,6 +3,12 @@
 //! Every difference between revisions that the server honours is a method
 //! here, so shaping code asks "does this revision have X?" instead of
 //! comparing version strings.
+//!
+//! Two eras share this type. The legacy revisions (2024-11-05 .. 2025-11-25)
+//! are negotiated once per session by `initialize`. The stateless revision
+//! 2026-07-28 has no handshake: every request names it in
+//! `_meta["io.modelcontextprotocol/protocolVersion"]`, and `initialize` never
+//! selects it.
 
 use std::fmt;
 
@@ -13,6 +19,7 @@ pub enum Revision {
     V2025_03_26,
     V2025_06_18,
     V2025_11_25,
+    V2026_07_28,
 }
 
 impl Revision {
@@ -27,6 +34,19 @@ impl Revision {
     /// The newest revision negotiable through `initialize`.
     pub const NEWEST_LEGACY: Revision = Revision::V2025_11_25;
 
+    /// Every stateless revision, selectable per request through `_meta`
+    /// (never through `initialize`), oldest first.
+    pub const STATELESS: [Revision; 1] = [Revision::V2026_07_28];
+
+    /// Every revision the server speaks, oldest first.
+    pub const ALL: [Revision; 5] = [
+        Revision::V2024_11_05,
+        Revision::V2025_03_26,
+        Revision::V2025_06_18,
+        Revision::V2025_11_25,
+        Revision::V2026_07_28,
+    ];
+
     /// The revision's date string, as on the wire.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -34,21 +54,40 @@ impl Revision {
             Revision::V2025_03_26 => "2025-03-26",
             Revision::V2025_06_18 => "2025-06-18",
             Revision::V2025_11_25 => "2025-11-25",
+            Revision::V2026_07_28 => "2026-07-28",
         }
     }
 
     /// Parses a revision date string; `None` for revisions this server does not know.
     pub fn parse(version: &str) -> Option<Revision> {
-        Self::LEGACY.into_iter().find(|r| r.as_str() == version)
+        Self::ALL.into_iter().find(|r| r.as_str() == version)
     }
 
-    /// The revision to answer an `initialize` with: the client's when supported,
-    /// otherwise the newest this server has (the spec's negotiation rule; the
-    /// client decides whether it can live with it).
+    /// The revision to answer an `initialize` with: the client's when it is a
+    /// supported legacy revision, otherwise the newest legacy one (the spec's
+    /// negotiation rule; the client decides whether it can live with it). A
+    /// stateless revision is never negotiated: asking for it gets the newest
+    /// legacy revision too.
     pub fn negotiate(requested: Option<&str>) -> Revision {
         requested
             .and_then(Revision::parse)
+            .filter(|revision| !revision.is_stateless())
             .unwrap_or(Revision::NEWEST_LEGACY)
+    }
+
+    /// The stateless revision named by a request's `_meta`, when this server
+    /// speaks it; `None` for unknown and for legacy versions (those need
+    /// `initialize`).
+    pub fn stateless(version: &str) -> Option<Revision> {
+        Revision::parse(version).filter(|revision| revision.is_stateless())
+    }
+
+    /// No handshake and no session: each request carries its revision and
+    /// client capabilities in `_meta`, every result carries `resultType`,
+    /// `ping` and `logging/setLevel` are gone, and list changes go only to
+    /// `subscriptions/listen` streams.
+    pub fn is_stateless(self) -> bool {
+        self >= Revision::V2026_07_28
     }
 
     /// JSON-RPC batches were required by 2025-03-26 only; 2025-06-18 removed them.
@@ -72,7 +111,7 @@ impl Revision {
         self >= Revision::V2025_06_18
     }
 
-    /// Tool `icons` and `execution` arrived in 2025-11-25.
+    /// Tool `icons` and `execution` arrived in 2025-11-25 (and stay in 2026-07-28).
     pub fn has_icons_and_execution(self) -> bool {
         self >= Revision::V2025_11_25
     }
@@ -102,6 +141,24 @@ mod tests {
             Revision::NEWEST_LEGACY
         );
         assert_eq!(Revision::negotiate(None), Revision::NEWEST_LEGACY);
+    }
+
+    #[test]
+    fn the_stateless_revision_is_never_negotiated() {
+        assert_eq!(
+            Revision::negotiate(Some("2026-07-28")),
+            Revision::NEWEST_LEGACY
+        );
+        assert_eq!(
+            Revision::stateless("2026-07-28"),
+            Some(Revision::V2026_07_28)
+        );
+        for revision in Revision::LEGACY {
+            assert!(!revision.is_stateless());
+            assert_eq!(Revision::stateless(revision.as_str()), None);
+        }
+        assert!(!Revision::V2026_07_28.has_batches());
+        assert!(Revision::V2026_07_28.has_icons_and_execution());
     }
 
     #[test]

@@ -10,6 +10,35 @@
 //! A host whose tools change (hot reload) is followed by a task of the
 //! session's own, which tells the client when the tool list changed and
 //! passes the host's log messages on at the client's log level.
+//!
+//! # Two eras on one connection
+//!
+//! The era is chosen per request. A request whose `_meta` carries any
+//! `io.modelcontextprotocol/...` key, and every `server/discover` and
+//! `subscriptions/listen` request (methods only the stateless era has), is
+//! served statelessly in the revision its `_meta` names (2026-07-28): it must
+//! carry the protocol version and the client capabilities, it cannot see
+//! `ping` or `logging/setLevel`, and its result says `resultType: "complete"`.
+//! (`initialize` is the exception: it always selects the legacy era and never
+//! negotiates a stateless revision.)
+//! Nothing it does changes the session. Every other request is a legacy one:
+//! it is served in the revision `initialize` negotiated (or the newest legacy
+//! revision before any `initialize`, as before). So `initialize` only ever
+//! affects requests without the stateless `_meta`, and a stateless request
+//! before or after an `initialize` on the same connection is served the same.
+//!
+//! Stateless per-request settings, where the 2026-07-28 tools page leaves the
+//! details open:
+//! - a log level is `_meta["io.modelcontextprotocol/logLevel"]` (next to the
+//!   other per-request keys); without it a call sends no `notifications/message`;
+//! - a `subscriptions/listen` stream's id is the JSON-RPC id of its request.
+//!   It is acknowledged with `notifications/subscriptions/acknowledged` and
+//!   its `notifications/tools/list_changed` (only when it asked for
+//!   `notifications.toolsListChanged: true`, or `toolsListChanged: true` at
+//!   the top of its params) carry it as
+//!   `_meta["io.modelcontextprotocol/subscriptionId"]`. The stream gets no
+//!   response: it ends with `notifications/cancelled`, or silently when the
+//!   input closes.
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -20,7 +49,7 @@ use anyhow::Result;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as CURSOR;
 use serde_json::{Map, Value, json};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::{AbortHandle, JoinSet};
 
 use super::jsonrpc::{self, Frame, Incoming, Notification, Request, RpcError};
@@ -77,6 +106,8 @@ where
         revision: Mutex::new(None),
         log_level: Arc::new(AtomicU8::new(LOGGING_OFF)),
         in_flight: Mutex::new(HashMap::new()),
+        listeners: Mutex::new(HashMap::new()),
+        closing: watch::Sender::new(false),
     });
     let follower = session
         .host
@@ -100,6 +131,8 @@ where
         "input closed; finishing {} request(s) in flight",
         tasks.len()
     );
+    // Listen streams end with the input; calls in flight finish.
+    session.closing.send_replace(true);
     while tasks.join_next().await.is_some() {}
     if let Some(follower) = follower {
         follower.abort();
@@ -157,6 +190,138 @@ fn append_line(buffer: &mut Vec<u8>, message: &Value) {
 /// `log_level` before the client sets one: no log notifications.
 const LOGGING_OFF: u8 = u8::MAX;
 
+/// The prefix of the `_meta` keys that the protocol itself defines.
+const META_PREFIX: &str = "io.modelcontextprotocol/";
+/// The stateless revision a request is made in.
+const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// The client's capabilities, on every stateless request.
+const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The minimum level of `notifications/message` for one stateless request.
+const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+/// Tags the notifications of one `subscriptions/listen` stream.
+const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// Methods that exist only in the stateless era: a request for one is
+/// stateless whatever its `_meta` says.
+const STATELESS_ONLY_METHODS: [&str; 2] = ["server/discover", "subscriptions/listen"];
+
+/// How long a client may cache a stateless `tools/list` result, and with
+/// whom it may share it. A watching server's list changes whenever a plugin
+/// file does; listen streams hear of that at once, and a minute bounds how
+/// stale a client without one can get. A server that does not watch serves
+/// one list for its whole life: an hour. The list is the same for every
+/// caller (stdio has no per-request credentials), so it may be shared:
+/// `cacheScope` "public".
+const LIST_TTL_MS_WATCHING: u64 = 60_000;
+const LIST_TTL_MS_FIXED: u64 = 3_600_000;
+const LIST_CACHE_SCOPE: &str = "public";
+
+/// How one request is served.
+enum Era {
+    /// In the session's negotiated revision, at the session's log level.
+    Legacy,
+    /// In a stateless revision, with what the request's `_meta` says.
+    Stateless {
+        revision: Revision,
+        log_level: Option<LogLevel>,
+    },
+}
+
+impl Era {
+    /// The era of `request`, or the error for a stateless request whose
+    /// `_meta` lacks what every stateless request must carry.
+    fn of(request: &Request) -> Result<Era, RpcError> {
+        let meta = request.params.get("_meta").and_then(Value::as_object);
+        let stateless = STATELESS_ONLY_METHODS.contains(&request.method.as_str())
+            || meta.is_some_and(|meta| meta.keys().any(|key| key.starts_with(META_PREFIX)));
+        if !stateless {
+            return Ok(Era::Legacy);
+        }
+        let Some(meta) = meta else {
+            return Err(RpcError::invalid_params(format!(
+                "Invalid params: {} needs `_meta` with \"{META_PROTOCOL_VERSION}\" and \"{META_CLIENT_CAPABILITIES}\" (protocol revision {} has no initialize handshake)",
+                request.method,
+                Revision::V2026_07_28
+            )));
+        };
+        let version = match meta.get(META_PROTOCOL_VERSION) {
+            Some(Value::String(version)) => version,
+            Some(_) => {
+                return Err(RpcError::invalid_params(format!(
+                    "Invalid params: `_meta` \"{META_PROTOCOL_VERSION}\" must be a string, such as \"{}\"",
+                    Revision::V2026_07_28
+                )));
+            }
+            None => {
+                return Err(RpcError::invalid_params(format!(
+                    "Invalid params: `_meta` must carry \"{META_PROTOCOL_VERSION}\" (such as \"{}\"); without an initialize handshake every request names its protocol version",
+                    Revision::V2026_07_28
+                )));
+            }
+        };
+        let Some(revision) = Revision::stateless(version) else {
+            let supported: Vec<&str> = Revision::STATELESS.iter().map(|r| r.as_str()).collect();
+            return Err(RpcError::new(
+                jsonrpc::code::UNSUPPORTED_PROTOCOL_VERSION,
+                format!(
+                    "Unsupported protocol version: {version} (supported without initialize: {})",
+                    supported.join(", ")
+                ),
+            )
+            .with_data(json!({ "supported": supported, "requested": version })));
+        };
+        if !meta
+            .get(META_CLIENT_CAPABILITIES)
+            .is_some_and(Value::is_object)
+        {
+            return Err(RpcError::invalid_params(format!(
+                "Invalid params: `_meta` must carry \"{META_CLIENT_CAPABILITIES}\" (an object, possibly empty) on every request of protocol revision {revision}"
+            )));
+        }
+        let log_level = match meta.get(META_LOG_LEVEL) {
+            None | Some(Value::Null) => None,
+            Some(level) => Some(level.as_str().and_then(LogLevel::parse).ok_or_else(|| {
+                RpcError::invalid_params(format!(
+                    "Invalid params: `_meta` \"{META_LOG_LEVEL}\" must be one of debug, info, notice, warning, error, critical, alert, emergency"
+                ))
+            })?),
+        };
+        Ok(Era::Stateless {
+            revision,
+            log_level,
+        })
+    }
+}
+
+/// One open `subscriptions/listen` stream.
+struct Listener {
+    /// The subscription id: the listen request's JSON-RPC id.
+    id: Value,
+    tools_list_changed: bool,
+}
+
+/// Removes a listen stream from the session when it ends, however it ends
+/// (including being aborted by a cancellation).
+struct Deregister<'a> {
+    listeners: &'a Mutex<HashMap<String, Listener>>,
+    key: String,
+}
+
+impl Drop for Deregister<'_> {
+    fn drop(&mut self) {
+        self.listeners.lock().unwrap().remove(&self.key);
+    }
+}
+
+/// Marks a stateless result as final (`resultType` is required on every
+/// result of the stateless era; this server never asks for more input).
+fn complete(mut result: Value) -> Value {
+    if let Value::Object(fields) = &mut result {
+        fields.insert("resultType".into(), "complete".into());
+    }
+    result
+}
+
 struct Session<H> {
     host: Arc<H>,
     options: ServerOptions,
@@ -167,6 +332,10 @@ struct Session<H> {
     log_level: Arc<AtomicU8>,
     /// Requests running, by the JSON text of their id, for cancellation.
     in_flight: Mutex<HashMap<String, AbortHandle>>,
+    /// Open `subscriptions/listen` streams, by the JSON text of their id.
+    listeners: Mutex<HashMap<String, Listener>>,
+    /// Set once the input has closed: listen streams end.
+    closing: watch::Sender<bool>,
 }
 
 impl<H: ToolHost> Session<H> {
@@ -219,7 +388,9 @@ impl<H: ToolHost> Session<H> {
         let handle = tasks.spawn(async move {
             let response = session.respond(request).await;
             session.in_flight.lock().unwrap().remove(&task_key);
-            deliver(response);
+            if let Some(response) = response {
+                deliver(response);
+            }
         });
         in_flight.insert(key, handle);
     }
@@ -336,12 +507,28 @@ impl<H: ToolHost> Session<H> {
         )
     }
 
-    async fn respond(&self, request: Request) -> Value {
+    /// The response to `request`; `None` for a listen stream, which has none.
+    async fn respond(&self, request: Request) -> Option<Value> {
         let id = request.id.clone();
-        match self.dispatch(request).await {
+        let result = match Era::of(&request) {
+            Err(error) => Err(error),
+            Ok(Era::Legacy) => self.dispatch(request).await,
+            Ok(Era::Stateless { .. }) if request.method == "subscriptions/listen" => {
+                self.listen(request).await;
+                return None;
+            }
+            Ok(Era::Stateless {
+                revision,
+                log_level,
+            }) => self
+                .dispatch_stateless(request, revision, log_level)
+                .await
+                .map(complete),
+        };
+        Some(match result {
             Ok(result) => jsonrpc::response(id, result),
             Err(error) => jsonrpc::error_response(id, &error),
-        }
+        })
     }
 
     async fn dispatch(&self, request: Request) -> Result<Value, RpcError> {
@@ -349,18 +536,105 @@ impl<H: ToolHost> Session<H> {
             "ping" => Ok(json!({})),
             "tools/list" => {
                 self.host.ready().await;
-                self.list_tools(&request.params)
+                self.list_tools(&request.params, self.revision())
             }
             "tools/call" => {
                 self.host.ready().await;
-                self.call_tool(request.params).await
+                let (revision, log_level) = (self.revision(), self.log_level.clone());
+                self.call_tool(request.params, revision, log_level).await
             }
             "logging/setLevel" => self.set_log_level(&request.params),
             method => Err(RpcError::method_not_found(method)),
         }
     }
 
-    fn list_tools(&self, params: &Map<String, Value>) -> Result<Value, RpcError> {
+    /// A stateless request other than `subscriptions/listen`.
+    async fn dispatch_stateless(
+        &self,
+        request: Request,
+        revision: Revision,
+        log_level: Option<LogLevel>,
+    ) -> Result<Value, RpcError> {
+        match request.method.as_str() {
+            "server/discover" => Ok(self.discover()),
+            "tools/list" => {
+                self.host.ready().await;
+                let mut result = self.list_tools(&request.params, revision)?;
+                let ttl_ms = if self.options.list_changed {
+                    LIST_TTL_MS_WATCHING
+                } else {
+                    LIST_TTL_MS_FIXED
+                };
+                result["ttlMs"] = ttl_ms.into();
+                result["cacheScope"] = LIST_CACHE_SCOPE.into();
+                Ok(result)
+            }
+            "tools/call" => {
+                self.host.ready().await;
+                let log_level = Arc::new(AtomicU8::new(log_level.map_or(LOGGING_OFF, |l| l as u8)));
+                self.call_tool(request.params, revision, log_level).await
+            }
+            method @ ("ping" | "logging/setLevel") => Err(RpcError::new(
+                jsonrpc::code::METHOD_NOT_FOUND,
+                format!("Method not found: {method} is not part of protocol revision {revision}"),
+            )),
+            method => Err(RpcError::method_not_found(method)),
+        }
+    }
+
+    /// `server/discover`: what a stateless client needs to know first.
+    fn discover(&self) -> Value {
+        let supported: Vec<&str> = Revision::STATELESS.iter().map(|r| r.as_str()).collect();
+        json!({
+            "supportedVersions": supported,
+            "capabilities": {
+                "tools": { "listChanged": self.options.list_changed },
+                "logging": {},
+            },
+            "serverInfo": {
+                "name": "corral",
+                "title": "Corral",
+                "version": env!("CARGO_PKG_VERSION"),
+            },
+        })
+    }
+
+    /// A `subscriptions/listen` stream: acknowledged at once, then open until
+    /// it is cancelled or the input closes; it never gets a response.
+    async fn listen(&self, request: Request) {
+        let params = &request.params;
+        let tools_list_changed = params
+            .get("notifications")
+            .and_then(|n| n.get("toolsListChanged"))
+            .or_else(|| params.get("toolsListChanged"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let key = request.id.to_string();
+        // Registered before the acknowledgement, so that no change after it is missed.
+        self.listeners.lock().unwrap().insert(
+            key.clone(),
+            Listener {
+                id: request.id.clone(),
+                tools_list_changed,
+            },
+        );
+        let _registered = Deregister {
+            listeners: &self.listeners,
+            key,
+        };
+        self.send(jsonrpc::notification(
+            "notifications/subscriptions/acknowledged",
+            Some(json!({ "_meta": { META_SUBSCRIPTION_ID: request.id } })),
+        ));
+        let mut closing = self.closing.subscribe();
+        let _ = closing.wait_for(|closing| *closing).await;
+    }
+
+    fn list_tools(
+        &self,
+        params: &Map<String, Value>,
+        revision: Revision,
+    ) -> Result<Value, RpcError> {
         let tools = self.host.tools();
         let start = match params.get("cursor") {
             None | Some(Value::Null) => 0,
@@ -374,7 +648,6 @@ impl<H: ToolHost> Session<H> {
             }
         };
         let end = tools.len().min(start + self.options.page_size.max(1));
-        let revision = self.revision();
         let page: Vec<Value> = tools[start..end]
             .iter()
             .map(|tool| shape::tool_json(tool, revision))
@@ -386,7 +659,12 @@ impl<H: ToolHost> Session<H> {
         Ok(result)
     }
 
-    async fn call_tool(&self, mut params: Map<String, Value>) -> Result<Value, RpcError> {
+    async fn call_tool(
+        &self,
+        mut params: Map<String, Value>,
+        revision: Revision,
+        log_level: Arc<AtomicU8>,
+    ) -> Result<Value, RpcError> {
         let Some(Value::String(name)) = params.remove("name") else {
             return Err(RpcError::invalid_params(
                 "Invalid params: tools/call needs a string `name`",
@@ -406,9 +684,9 @@ impl<H: ToolHost> Session<H> {
             .and_then(|meta| meta.get("progressToken"))
             .filter(|token| token.is_string() || token.is_number())
             .cloned();
-        let events = self.event_sink(progress_token, &name);
+        let events = self.event_sink(progress_token, &name, revision, log_level);
         match self.host.call(&name, arguments, Some(events)).await {
-            Ok(output) => Ok(shape::call_result_json(&output, self.revision())),
+            Ok(output) => Ok(shape::call_result_json(&output, revision)),
             Err(UnknownTool) => Err(RpcError::invalid_params(format!("Unknown tool: {name}"))),
         }
     }
@@ -429,11 +707,16 @@ impl<H: ToolHost> Session<H> {
 
     /// Where a call's events go: progress notifications for the request's
     /// progress token (increasing values only, as the spec requires), and
-    /// log notifications at or above the client's level.
-    fn event_sink(&self, progress_token: Option<Value>, tool: &str) -> EventSink {
+    /// log notifications at or above `log_level` (the session's, or a
+    /// stateless request's own).
+    fn event_sink(
+        &self,
+        progress_token: Option<Value>,
+        tool: &str,
+        revision: Revision,
+        log_level: Arc<AtomicU8>,
+    ) -> EventSink {
         let outbox = self.outbox.clone();
-        let log_level = self.log_level.clone();
-        let revision = self.revision();
         let logger = tool.to_string();
         let last_progress = Mutex::new(f64::NEG_INFINITY);
         Arc::new(move |event| match event {
@@ -498,17 +781,32 @@ impl<H: ToolHost> Session<H> {
         }
     }
 
-    /// `notifications/tools/list_changed`, to an initialized client, when
-    /// the capability was declared.
+    /// `notifications/tools/list_changed`, when the capability was declared:
+    /// plain to an initialized (legacy) client, and tagged with its
+    /// subscription id to every open listen stream that asked for it.
     fn tools_changed(&self) {
-        if !self.options.list_changed || self.revision.lock().unwrap().is_none() {
+        if !self.options.list_changed {
             return;
         }
-        tracing::debug!("telling the client that the tool list changed");
-        self.send(jsonrpc::notification(
-            "notifications/tools/list_changed",
-            None,
-        ));
+        if self.revision.lock().unwrap().is_some() {
+            tracing::debug!("telling the client that the tool list changed");
+            self.send(jsonrpc::notification(
+                "notifications/tools/list_changed",
+                None,
+            ));
+        }
+        for listener in self.listeners.lock().unwrap().values() {
+            if listener.tools_list_changed {
+                tracing::debug!(
+                    "telling listen stream {} that the tool list changed",
+                    listener.id
+                );
+                self.send(jsonrpc::notification(
+                    "notifications/tools/list_changed",
+                    Some(json!({ "_meta": { META_SUBSCRIPTION_ID: listener.id } })),
+                ));
+            }
+        }
     }
 
     /// `notifications/message` at or above the client's log level.

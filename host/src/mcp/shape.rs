@@ -287,6 +287,11 @@ mod tests {
                 "title"
             ]
         );
+        // The stateless revision shapes tools exactly as 2025-11-25 does.
+        assert_eq!(
+            tool_json(&tool, Revision::V2026_07_28),
+            tool_json(&tool, Revision::V2025_11_25)
+        );
     }
 
     #[test]
