@@ -1,19 +1,85 @@
-//! Clients nobody here wrote: the official MCP SDKs drive the real binary.
+//! Clients nobody here wrote: the official MCP SDKs and the MCP Inspector
+//! drive the real binary.
+//!
+//! Each client is installed, pinned, under `target/clients/` by a setup script
+//! in `tests/clients/` (idempotent: marker files), at most once per run.
 
 mod support;
 
-use std::process::Command;
+use std::process::{Command, Output};
+use std::sync::OnceLock;
 
+use serde_json::Value;
 use support::{plugins_dir, repo_root};
 
-/// Runs a client script and fails with its output when it fails.
-fn run_client(program: &str, args: &[&str]) {
-    let output = Command::new(program)
+/// Runs a setup script from `tests/clients/` once per test binary and returns
+/// the lines it prints (the paths the clients run from).
+fn setup(script: &str, done: &'static OnceLock<Vec<String>>) -> Vec<String> {
+    done.get_or_init(|| {
+        let output = Command::new(repo_root().join("tests/clients").join(script))
+            .output()
+            .unwrap_or_else(|err| panic!("running tests/clients/{script}: {err}"));
+        assert!(
+            output.status.success(),
+            "tests/clients/{script} failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    })
+    .clone()
+}
+
+/// The Python of a virtualenv holding the official MCP Python SDK.
+fn python() -> String {
+    static DONE: OnceLock<Vec<String>> = OnceLock::new();
+    setup("setup-python", &DONE)[0].clone()
+}
+
+/// The npm prefix holding the official MCP TypeScript client.
+fn node_prefix() -> String {
+    static DONE: OnceLock<Vec<String>> = OnceLock::new();
+    setup("setup-node", &DONE)[0].clone()
+}
+
+/// The node binary to run the MCP Inspector with, and its entry script.
+fn inspector() -> (String, String) {
+    static DONE: OnceLock<Vec<String>> = OnceLock::new();
+    let lines = setup("setup-inspector", &DONE);
+    (lines[0].clone(), lines[1].clone())
+}
+
+fn script(name: &str) -> String {
+    repo_root()
+        .join("tests/clients")
+        .join(name)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+fn plugins() -> String {
+    plugins_dir().to_str().unwrap().to_string()
+}
+
+/// Runs a client, with the server's environment set, and returns its output.
+fn run(program: &str, args: &[&str]) -> Output {
+    Command::new(program)
         .args(args)
         .env("CORRAL_LOG", "warn")
         .env("CORRAL_CACHE_DIR", support::test_cache_dir())
+        // No __pycache__ next to the scripts in tests/clients.
+        .env("PYTHONDONTWRITEBYTECODE", "1")
         .output()
-        .unwrap_or_else(|err| panic!("running {program}: {err}"));
+        .unwrap_or_else(|err| panic!("running {program}: {err}"))
+}
+
+/// Runs a client script and fails with its output when it fails.
+fn run_client(program: &str, args: &[&str]) {
+    let output = run(program, args);
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -25,23 +91,179 @@ fn run_client(program: &str, args: &[&str]) {
 
 #[test]
 fn official_python_sdk_lists_and_calls_every_example_tool() {
-    let setup = Command::new(repo_root().join("tests/clients/setup-python"))
-        .output()
-        .expect("running tests/clients/setup-python");
-    assert!(
-        setup.status.success(),
-        "installing the MCP Python SDK failed:\n{}",
-        String::from_utf8_lossy(&setup.stderr)
-    );
-    let python = String::from_utf8(setup.stdout).unwrap().trim().to_string();
-    let script = repo_root().join("tests/clients/python_sdk.py");
-    let plugins = plugins_dir();
+    let plugins = plugins();
     run_client(
-        &python,
+        &python(),
         &[
-            script.to_str().unwrap(),
+            &script("python_sdk.py"),
             env!("CARGO_BIN_EXE_corral"),
-            plugins.to_str().unwrap(),
+            &plugins,
         ],
+    );
+}
+
+/// The Python SDK's high-level `Client` in one `mode` doing one part of
+/// `tests/clients/python_client.py` ("calls" or "list-changed").
+fn python_client(mode: &str, part: &str) {
+    let plugins = plugins();
+    run_client(
+        &python(),
+        &[
+            &script("python_client.py"),
+            mode,
+            part,
+            env!("CARGO_BIN_EXE_corral"),
+            &plugins,
+        ],
+    );
+}
+
+#[test]
+fn official_python_client_in_auto_mode_calls_every_example_tool_with_progress() {
+    python_client("auto", "calls");
+}
+
+#[test]
+fn official_python_client_pinned_to_2026_07_28_calls_every_example_tool_with_progress() {
+    python_client("2026-07-28", "calls");
+}
+
+#[test]
+fn official_python_client_in_legacy_mode_hears_the_tool_list_change() {
+    python_client("legacy", "list-changed");
+}
+
+#[test]
+fn official_python_client_in_auto_mode_hears_the_tool_list_change() {
+    python_client("auto", "list-changed");
+}
+
+#[test]
+fn official_python_client_pinned_to_2026_07_28_hears_the_tool_list_change() {
+    python_client("2026-07-28", "list-changed");
+}
+
+/// The official TypeScript client in one `versionNegotiation` mode doing one
+/// part of `tests/clients/ts_client.mjs` ("calls" or "list-changed").
+fn ts_client(mode: &str, part: &str) {
+    let prefix = node_prefix();
+    let plugins = plugins();
+    run_client(
+        "node",
+        &[
+            &script("ts_client.mjs"),
+            &prefix,
+            mode,
+            part,
+            env!("CARGO_BIN_EXE_corral"),
+            &plugins,
+        ],
+    );
+}
+
+#[test]
+fn official_typescript_client_in_legacy_mode_lists_and_calls_tools() {
+    ts_client("legacy", "calls");
+}
+
+#[test]
+fn official_typescript_client_in_auto_mode_lists_and_calls_tools() {
+    ts_client("auto", "calls");
+}
+
+#[test]
+fn official_typescript_client_pinned_to_2026_07_28_lists_and_calls_tools() {
+    ts_client("2026-07-28", "calls");
+}
+
+#[test]
+fn official_typescript_client_in_legacy_mode_hears_the_tool_list_change() {
+    ts_client("legacy", "list-changed");
+}
+
+#[test]
+fn official_typescript_client_pinned_to_2026_07_28_hears_the_tool_list_change_on_a_listen_stream() {
+    ts_client("2026-07-28", "list-changed");
+}
+
+/// Runs the MCP Inspector CLI against the example plugins in `era`, invoking
+/// `method` with `extra` arguments, and returns its JSON result and the
+/// server's log.
+fn inspect(era: &str, method: &str, extra: &[&str]) -> (Value, String) {
+    let (node, entry) = inspector();
+    // The inspector keeps a catalog and client config under $HOME: give it its own.
+    let home = tempfile::tempdir().unwrap();
+    let cache = format!("CORRAL_CACHE_DIR={}", support::test_cache_dir().display());
+    let plugins = plugins();
+    let mut args = vec![
+        entry.as_str(),
+        "--cli",
+        "--protocol-era",
+        era,
+        "--format",
+        "json",
+        "--method",
+        method,
+    ];
+    args.extend_from_slice(extra);
+    // The inspector passes the server only the environment named with -e.
+    args.extend_from_slice(&["-e", &cache, "-e", "CORRAL_LOG=info", "--"]);
+    args.extend_from_slice(&[env!("CARGO_BIN_EXE_corral"), "serve", &plugins]);
+    let output = Command::new(&node)
+        .args(&args)
+        .env("HOME", home.path())
+        .current_dir(home.path())
+        .output()
+        .unwrap_or_else(|err| panic!("running the inspector with {node}: {err}"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(
+        output.status.success(),
+        "inspector {args:?} failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    let json: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|err| panic!("inspector printed no JSON ({err}):\n{stdout}\n{stderr}"));
+    println!("{stdout}");
+    (json, stderr)
+}
+
+/// `tools/list` and `tools/call` through the inspector in `era`; returns the
+/// server's log of both runs.
+fn inspector_lists_and_calls(era: &str) -> String {
+    let (listed, list_log) = inspect(era, "tools/list", &[]);
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools in {listed}"))
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    for name in ["add", "analyze_text", "mandelbrot", "countdown"] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+    let (called, call_log) = inspect(
+        era,
+        "tools/call",
+        &["--tool-name", "add", "--tool-args-json", r#"{"a":2,"b":3}"#],
+    );
+    assert_eq!(called["result"]["isError"], false, "{called}");
+    assert_eq!(called["result"]["content"][0]["text"], "5", "{called}");
+    list_log + &call_log
+}
+
+#[test]
+fn mcp_inspector_cli_in_the_legacy_era_lists_and_calls_tools() {
+    let log = inspector_lists_and_calls("legacy");
+    assert!(
+        log.contains("initialized: protocol"),
+        "no initialize seen:\n{log}"
+    );
+}
+
+#[test]
+fn mcp_inspector_cli_in_the_modern_era_lists_and_calls_tools() {
+    let log = inspector_lists_and_calls("modern");
+    assert!(
+        !log.contains("initialized: protocol"),
+        "the modern era initialized:\n{log}"
     );
 }

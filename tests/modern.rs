@@ -348,6 +348,12 @@ fn list_changes_go_only_to_listen_streams_that_asked() {
     );
     let ack = expect_notification(&mut listening, "notifications/subscriptions/acknowledged");
     assert_eq!(ack["params"]["_meta"][SUBSCRIPTION_ID], stream, "{ack}");
+    // The acknowledgement states the filter the server honours.
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({ "toolsListChanged": true }),
+        "{ack}"
+    );
     // ... and one with no stream asking for them: a stream without
     // toolsListChanged, and stateless requests.
     let mut quiet = Server::start(dir.path());
@@ -355,6 +361,7 @@ fn list_changes_go_only_to_listen_streams_that_asked() {
     let other = quiet.send_modern("subscriptions/listen", json!({ "notifications": {} }));
     let ack = expect_notification(&mut quiet, "notifications/subscriptions/acknowledged");
     assert_eq!(ack["params"]["_meta"][SUBSCRIPTION_ID], other, "{ack}");
+    assert_eq!(ack["params"]["notifications"], json!({}), "{ack}");
 
     std::fs::copy(example("textstats"), dir.path().join("textstats.wasm")).unwrap();
     let changed = expect_notification(&mut listening, LIST_CHANGED);

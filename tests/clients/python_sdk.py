@@ -8,54 +8,12 @@ mismatch; prints one line per call otherwise.
 """
 
 import asyncio
-import base64
 import sys
 
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
-# Every example tool with arguments, and a check of its result.
-CALLS = {
-    "add": ({"a": 2, "b": 3}, lambda r: text(r) == "5"),
-    "subtract": ({"a": 2, "b": 3}, lambda r: text(r) == "-1"),
-    "multiply": ({"a": 2, "b": 3}, lambda r: text(r) == "6"),
-    "divide": ({"a": 3, "b": 2}, lambda r: text(r) == "1.5"),
-    "power": ({"base": 2, "exponent": 10}, lambda r: text(r) == "1024"),
-    "sqrt": ({"x": 81}, lambda r: text(r) == "9"),
-    "mandelbrot": ({"width": 16, "height": 16}, lambda r: png(r.content[0])),
-    "tone": (
-        {"frequency_hz": 440, "duration_ms": 20},
-        lambda r: isinstance(r.content[0], types.AudioContent)
-        and base64.b64decode(r.content[0].data)[:4] == b"RIFF",
-    ),
-    "swatch": ({"hex": "#ff8800"}, lambda r: any(png(c) for c in r.content)),
-    "analyze_text": (
-        {"text": "Hello world. Hello again."},
-        lambda r: r.structured_content["words"] == 4
-        and r.structured_content["top_words"][0]["word"] == "hello",
-    ),
-    "text_report": (
-        {"text": "to be or not to be"},
-        lambda r: any(isinstance(c, types.EmbeddedResource) for c in r.content)
-        and any(isinstance(c, types.ResourceLink) for c in r.content),
-    ),
-    "countdown": ({"steps": 3, "delay_ms": 1}, lambda r: "3 steps" in text(r)),
-    "sleep": ({"ms": 10}, lambda r: not r.is_error),
-    "log_levels": ({}, lambda r: not r.is_error),
-}
-
-
-def text(result: types.CallToolResult) -> str:
-    return next(c.text for c in result.content if isinstance(c, types.TextContent))
-
-
-def png(content) -> bool:
-    return isinstance(content, types.ImageContent) and base64.b64decode(content.data)[:4] == b"\x89PNG"
-
-
-def fail(message: str) -> None:
-    print(f"FAIL: {message}", file=sys.stderr)
-    sys.exit(1)
+from example_calls import CALLS, fail
 
 
 async def main(binary: str, plugins: str) -> None:

@@ -622,9 +622,19 @@ impl<H: ToolHost> Session<H> {
             listeners: &self.listeners,
             key,
         };
+        // The acknowledgement states the filter the server honours: tool
+        // list changes when asked for and the server watches its folder;
+        // it offers no other subscription.
+        let mut honoured = Map::new();
+        if tools_list_changed && self.options.list_changed {
+            honoured.insert("toolsListChanged".into(), true.into());
+        }
         self.send(jsonrpc::notification(
             "notifications/subscriptions/acknowledged",
-            Some(json!({ "_meta": { META_SUBSCRIPTION_ID: request.id } })),
+            Some(json!({
+                "notifications": honoured,
+                "_meta": { META_SUBSCRIPTION_ID: request.id },
+            })),
         ));
         let mut closing = self.closing.subscribe();
         let _ = closing.wait_for(|closing| *closing).await;
