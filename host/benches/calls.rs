@@ -1,0 +1,725 @@
+//! Call latency, throughput, startup, reload and limit overhead, each next to
+//! the floors it should be compared with, measured in the same run.
+//!
+//! Run with `cargo bench -p corral --bench calls` (after `scripts/setup`; the
+//! example plugins are built first if needed). See BENCHMARKS.md for what
+//! each figure means and the targets.
+//!
+//! Floors:
+//! - **transport**: a JSON-RPC echo child (this binary re-executed with
+//!   `--echo-server`) driven over stdio pipes by the same client code as the
+//!   real server;
+//! - **sandbox**: raw wasmtime in process (same engine configuration as the
+//!   host: pooling allocator, fuel, epoch interruption), instantiating the
+//!   same component, calling it and dropping the store.
+//!
+//! Environment: `CALLS_SEQUENTIAL` (default 2000 calls), `CALLS_PIPELINED`
+//! (default 4000 calls), `CALLS_RUNS` (startup and reload runs, default 7;
+//! at most 3 for the slow 20-plugin cold start).
+
+#[path = "../../tests/support/mod.rs"]
+mod support;
+
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+/// Calls in flight in the pipelined measurement.
+const WINDOW: usize = 16;
+
+/// The raw-wasmtime bindings of `wit/plugin.wit`, as the host generates them.
+/// In a module of its own: the generated `corral` module would otherwise
+/// shadow the `corral` crate.
+mod raw {
+    wasmtime::component::bindgen!({
+        world: "plugin",
+        path: "../wit",
+        exports: { default: async },
+    });
+}
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
+}
+
+// ---------------------------------------------------------------------------
+// The stdio client, shared by the echo floor and the real server.
+
+/// A child process spoken to in newline-delimited JSON-RPC over its stdio.
+struct Client {
+    child: Child,
+    stdin: BufWriter<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+    line: String,
+    /// Notifications seen while waiting for responses, with when they arrived.
+    notifications: Vec<(Instant, Value)>,
+}
+
+impl Client {
+    fn spawn(mut command: Command, stderr: Stdio) -> Client {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .expect("spawning the child");
+        Client {
+            stdin: BufWriter::new(child.stdin.take().unwrap()),
+            stdout: BufReader::new(child.stdout.take().unwrap()),
+            child,
+            next_id: 0,
+            line: String::new(),
+            notifications: Vec::new(),
+        }
+    }
+
+    /// Writes one request (flushed); returns its id.
+    fn send(&mut self, method: &str, params: &Value) -> u64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        let request = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        serde_json::to_writer(&mut self.stdin, &request).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+        id
+    }
+
+    fn notify(&mut self, method: &str) {
+        let message = json!({ "jsonrpc": "2.0", "method": method });
+        serde_json::to_writer(&mut self.stdin, &message).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next message on stdout, parsed.
+    fn read(&mut self) -> Value {
+        self.line.clear();
+        let n = self.stdout.read_line(&mut self.line).unwrap();
+        assert!(n > 0, "the child closed its stdout");
+        serde_json::from_str(&self.line).expect("stdout carried a non-JSON line")
+    }
+
+    /// The next response (notifications are kept aside); returns its id and
+    /// the message.
+    fn response(&mut self) -> (u64, Value) {
+        loop {
+            let message = self.read();
+            match message.get("id").and_then(Value::as_u64) {
+                Some(id) => return (id, message),
+                None => self.notifications.push((Instant::now(), message)),
+            }
+        }
+    }
+
+    /// Sends a request and returns its `result`.
+    fn result(&mut self, method: &str, params: &Value) -> Value {
+        let id = self.send(method, params);
+        let (got, message) = self.response();
+        assert_eq!(got, id, "responses out of order in a sequential exchange");
+        match message.get("result") {
+            Some(result) => result.clone(),
+            None => panic!("{method} failed: {message}"),
+        }
+    }
+
+    fn initialize(&mut self) {
+        self.result(
+            "initialize",
+            &json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": { "name": "corral-bench", "version": "0" }
+            }),
+        );
+        self.notify("notifications/initialized");
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The transport floor's child: answers every request line with a result
+/// echoing its params, parsing and serializing as a JSON-RPC server must.
+fn echo_server() {
+    let stdin = std::io::stdin().lock();
+    let mut stdout = BufWriter::new(std::io::stdout().lock());
+    for line in stdin.lines() {
+        let Ok(line) = line else { break };
+        let request: Value = match serde_json::from_str(&line) {
+            Ok(request) => request,
+            Err(_) => continue,
+        };
+        let Some(id) = request.get("id") else {
+            continue;
+        };
+        let response = json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "result": { "content": [{ "type": "text", "text": "3" }], "isError": false },
+        });
+        serde_json::to_writer(&mut stdout, &response).unwrap();
+        stdout.write_all(b"\n").unwrap();
+        stdout.flush().unwrap();
+    }
+}
+
+fn echo_client() -> Client {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command.arg("--echo-server");
+    Client::spawn(command, Stdio::inherit())
+}
+
+/// `corral serve DIR ARGS...`, its stderr (the audit log) into `log`.
+fn corral_client(dir: &Path, args: &[&str], log: &Path) -> Client {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_corral"));
+    command
+        .arg("serve")
+        .arg(dir)
+        .args(args)
+        .env_remove("CORRAL_LOG")
+        .env_remove("RUST_LOG");
+    let log = std::fs::File::create(log).unwrap();
+    Client::spawn(command, Stdio::from(log))
+}
+
+// ---------------------------------------------------------------------------
+// Statistics.
+
+struct Latencies {
+    sorted: Vec<Duration>,
+    total: Duration,
+}
+
+impl Latencies {
+    fn new(mut samples: Vec<Duration>, total: Duration) -> Latencies {
+        samples.sort();
+        Latencies {
+            sorted: samples,
+            total,
+        }
+    }
+
+    fn pct(&self, p: f64) -> Duration {
+        let index = ((self.sorted.len() as f64 - 1.0) * p / 100.0).round() as usize;
+        self.sorted[index]
+    }
+
+    fn p50(&self) -> Duration {
+        self.pct(50.0)
+    }
+
+    fn rate(&self) -> f64 {
+        self.sorted.len() as f64 / self.total.as_secs_f64()
+    }
+
+    fn line(&self, case: &str) -> String {
+        format!(
+            "{case:<44} p50 {}  p90 {}  p99 {}  ({:.0} calls/s)",
+            us(self.pct(50.0)),
+            us(self.pct(90.0)),
+            us(self.pct(99.0)),
+            self.rate()
+        )
+    }
+}
+
+fn us(duration: Duration) -> String {
+    format!("{:8.1} µs", duration.as_secs_f64() * 1e6)
+}
+
+fn ms(duration: Duration) -> String {
+    format!("{:7.1} ms", duration.as_secs_f64() * 1e3)
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn summary(case: &str, samples: Vec<Duration>) -> Duration {
+    let min = *samples.iter().min().unwrap();
+    let max = *samples.iter().max().unwrap();
+    let median = median(samples);
+    println!(
+        "{case:<44} median {}  min {}  max {}",
+        ms(median),
+        ms(min),
+        ms(max)
+    );
+    median
+}
+
+// ---------------------------------------------------------------------------
+// Stdio measurements, through whatever `client` talks to.
+
+fn add_params(i: usize) -> Value {
+    json!({ "name": "add", "arguments": { "a": i as f64, "b": 2.5 } })
+}
+
+fn check_add(result: &Value, i: usize) {
+    let expected = format!("{}", i as f64 + 2.5);
+    let text = result["content"][0]["text"].as_str().unwrap_or("");
+    assert!(
+        result["isError"] != json!(true) && (text == expected || text == "3"),
+        "unexpected tools/call result for call {i}: {result}"
+    );
+}
+
+/// `calls` sequential tools/call round trips, after `calls / 10` unmeasured.
+fn sequential(client: &mut Client, calls: usize) -> Latencies {
+    for i in 0..calls / 10 {
+        check_add(&client.result("tools/call", &add_params(i)), i);
+    }
+    let mut samples = Vec::with_capacity(calls);
+    let started = Instant::now();
+    for i in 0..calls {
+        let sent = Instant::now();
+        let result = client.result("tools/call", &add_params(i));
+        samples.push(sent.elapsed());
+        check_add(&result, i);
+    }
+    Latencies::new(samples, started.elapsed())
+}
+
+/// `calls` tools/call requests with `window` in flight; calls per second.
+fn pipelined(client: &mut Client, calls: usize, window: usize) -> f64 {
+    let started = Instant::now();
+    let mut sent = 0;
+    let mut arguments = std::collections::HashMap::new();
+    while sent < window.min(calls) {
+        arguments.insert(client.send("tools/call", &add_params(sent)), sent);
+        sent += 1;
+    }
+    for _ in 0..calls {
+        let (id, message) = client.response();
+        let i = arguments.remove(&id).expect("a response to an unknown id");
+        match message.get("result") {
+            Some(result) => check_add(result, i),
+            None => panic!("tools/call failed: {message}"),
+        }
+        if sent < calls {
+            arguments.insert(client.send("tools/call", &add_params(sent)), sent);
+            sent += 1;
+        }
+    }
+    calls as f64 / started.elapsed().as_secs_f64()
+}
+
+// ---------------------------------------------------------------------------
+// Raw wasmtime in process: the sandbox floor and the fuel overhead.
+
+struct RawState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+}
+
+impl WasiView for RawState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl raw::corral::plugin::types::Host for RawState {}
+
+impl raw::corral::plugin::host::Host for RawState {
+    fn log(&mut self, _level: raw::corral::plugin::types::LogLevel, _message: String) {}
+    fn progress(&mut self, _done: f64, _total: Option<f64>, _message: Option<String>) {}
+}
+
+/// The host's engine configuration (host/src/plugin/sandbox.rs), with fuel
+/// on or off.
+fn raw_engine(fuel: bool) -> Engine {
+    const POOL_INSTANCES: u32 = 256;
+    let mut pool = PoolingAllocationConfig::new();
+    pool.total_component_instances(POOL_INSTANCES)
+        .total_core_instances(POOL_INSTANCES * 4)
+        .total_memories(POOL_INSTANCES * 2)
+        .total_tables(POOL_INSTANCES * 4)
+        .total_stacks(POOL_INSTANCES)
+        .max_memories_per_module(2)
+        .max_tables_per_module(4)
+        .table_elements(100_000);
+    let mut config = Config::new();
+    config
+        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
+        .consume_fuel(fuel)
+        .epoch_interruption(true);
+    Engine::new(&config).unwrap()
+}
+
+struct RawPlugin {
+    engine: Engine,
+    fuel: bool,
+    pre: raw::PluginPre<RawState>,
+}
+
+impl RawPlugin {
+    fn new(wasm: &Path, fuel: bool) -> RawPlugin {
+        let engine = raw_engine(fuel);
+        let component = Component::from_file(&engine, wasm).unwrap();
+        let mut linker: Linker<RawState> = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker).unwrap();
+        raw::Plugin::add_to_linker::<_, HasSelf<RawState>>(&mut linker, |state| state).unwrap();
+        let pre = raw::PluginPre::new(linker.instantiate_pre(&component).unwrap()).unwrap();
+        RawPlugin { engine, fuel, pre }
+    }
+
+    /// A fresh store, instance and call, then drop; returns the result.
+    async fn call(
+        &self,
+        tool: &str,
+        arguments: &str,
+    ) -> raw::exports::corral::plugin::tools::CallResult {
+        let state = RawState {
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+        };
+        let mut store = Store::new(&self.engine, state);
+        if self.fuel {
+            store.set_fuel(10_000_000_000).unwrap();
+        }
+        // No epoch ticker here: the deadline is never reached.
+        store.set_epoch_deadline(u64::MAX / 2);
+        let instance = self.pre.instantiate_async(&mut store).await.unwrap();
+        instance
+            .corral_plugin_tools()
+            .call_call(&mut store, tool, arguments)
+            .await
+            .unwrap()
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn raw_sequential(plugin: &RawPlugin, calls: usize) -> Latencies {
+    runtime().block_on(async {
+        for _ in 0..calls / 10 {
+            plugin.call("add", r#"{"a":1,"b":2}"#).await;
+        }
+        let mut samples = Vec::with_capacity(calls);
+        let started = Instant::now();
+        for _ in 0..calls {
+            let sent = Instant::now();
+            let result = plugin.call("add", r#"{"a":1,"b":2}"#).await;
+            samples.push(sent.elapsed());
+            assert!(!result.is_error);
+        }
+        Latencies::new(samples, started.elapsed())
+    })
+}
+
+/// The in-process host path: `corral::plugin::Plugin::call` (rate limits,
+/// schema validation, sandboxed call, output checks, audit log), no stdio.
+fn host_sequential(calc: &Path, calls: usize) -> Latencies {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let options = corral::plugin::SandboxOptions {
+            global_rate: 1e9,
+            ..Default::default()
+        };
+        let sandbox = corral::plugin::Sandbox::new(options).unwrap();
+        let plugin = corral::plugin::Plugin::load(&sandbox, calc).await.unwrap();
+        let index = plugin.tools().position(|t| t.name == "add").unwrap();
+        let mut arguments = Map::new();
+        arguments.insert("a".into(), json!(1.0));
+        arguments.insert("b".into(), json!(2.0));
+        for _ in 0..calls / 10 {
+            plugin.call(index, &arguments, None).await;
+        }
+        let mut samples = Vec::with_capacity(calls);
+        let started = Instant::now();
+        for _ in 0..calls {
+            let sent = Instant::now();
+            let output = plugin.call(index, &arguments, None).await;
+            samples.push(sent.elapsed());
+            assert!(!output.is_error, "{:?}", output.content);
+        }
+        Latencies::new(samples, started.elapsed())
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Startup and reload.
+
+/// A folder holding `copies` copies of calc (`calc.wasm`, or `calc01.wasm`...).
+fn calc_folder(calc: &Path, copies: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..copies {
+        let name = if copies == 1 {
+            "calc.wasm".to_string()
+        } else {
+            format!("calc{:02}.wasm", i + 1)
+        };
+        std::fs::copy(calc, dir.path().join(name)).unwrap();
+    }
+    dir
+}
+
+/// Spawn to first `tools/list` answer; checks the answer has every tool.
+fn time_to_first_list(dir: &Path, cache: &Path, tools: usize, log: &Path) -> Duration {
+    let started = Instant::now();
+    let mut client = corral_client(dir, &["--cache-dir", cache.to_str().unwrap()], log);
+    client.initialize();
+    let list = client.result("tools/list", &json!({}));
+    let elapsed = started.elapsed();
+    let listed = list["tools"].as_array().map_or(0, Vec::len);
+    assert_eq!(
+        listed, tools,
+        "tools/list answered {listed} tools, not {tools}"
+    );
+    elapsed
+}
+
+/// Rename a new copy of calc into a served folder; time until
+/// `notifications/tools/list_changed` arrives.
+fn reload_latency(calc: &Path, runs: usize, log: &Path) -> Vec<Duration> {
+    let dir = calc_folder(calc, 1);
+    let cache = tempfile::tempdir().unwrap();
+    let staging = tempfile::tempdir().unwrap();
+    let mut client = corral_client(
+        dir.path(),
+        &["--cache-dir", cache.path().to_str().unwrap()],
+        log,
+    );
+    client.initialize();
+    client.result("tools/list", &json!({}));
+    let mut samples = Vec::new();
+    for run in 0..runs + 1 {
+        let staged = staging.path().join("next.wasm");
+        std::fs::copy(calc, &staged).unwrap();
+        client.notifications.clear();
+        let renamed = Instant::now();
+        std::fs::rename(&staged, dir.path().join(format!("calc_new{run}.wasm"))).unwrap();
+        // Ping until the notification is seen: reads never block for long
+        // because each ping is answered.
+        let arrived = loop {
+            if let Some((at, _)) = client
+                .notifications
+                .iter()
+                .find(|(_, n)| n["method"] == "notifications/tools/list_changed")
+            {
+                break *at;
+            }
+            assert!(
+                renamed.elapsed() < Duration::from_secs(30),
+                "no notifications/tools/list_changed within 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+            client.result("ping", &json!({}));
+        };
+        // The first run also compiles calc into the empty cache: not counted.
+        if run > 0 {
+            samples.push(arrived - renamed);
+        }
+        // Let the watcher settle before the next change.
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    samples
+}
+
+// ---------------------------------------------------------------------------
+
+fn main() {
+    if std::env::args().any(|arg| arg == "--echo-server") {
+        echo_server();
+        return;
+    }
+    let sequential_calls = env_usize("CALLS_SEQUENTIAL", 2000);
+    let pipelined_calls = env_usize("CALLS_PIPELINED", 4000);
+    let runs = env_usize("CALLS_RUNS", 7);
+    let calc = support::example("calc");
+    let sketch = support::example("sketch");
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("corral.log");
+    let bench_started = Instant::now();
+
+    println!("corral calls bench: calc.wasm ({} KiB)", file_kib(&calc));
+    println!(
+        "machine: {} x {}, {} memory",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        cpu_model(),
+        mem_total()
+    );
+    println!();
+
+    // Floors.
+    println!("== floors (calc `add`)");
+    let mut echo = echo_client();
+    let transport = sequential(&mut echo, sequential_calls);
+    println!("{}", transport.line("transport: JSON-RPC echo over stdio"));
+    let echo_rate = pipelined(&mut echo, pipelined_calls, WINDOW);
+    println!("{:<44} {echo_rate:.0} calls/s", "transport, 16 in flight");
+    drop(echo);
+    let raw = RawPlugin::new(&calc, true);
+    let sandbox = raw_sequential(&raw, sequential_calls);
+    println!(
+        "{}",
+        sandbox.line("sandbox: raw wasmtime instantiate+call+drop")
+    );
+    drop(raw);
+    let floor = transport.p50() + sandbox.p50();
+    println!("{:<44} p50 {}", "sum of the floors", us(floor));
+    println!();
+
+    // Call latency and throughput through the real binary.
+    println!("== corral serve, calc `add` (global rate 1e6, calc.toml rate 1e6)");
+    let dir = calc_folder(&calc, 1);
+    support::write_file(dir.path(), "calc.toml", "[limits]\nrate = 1000000\n");
+    let host = host_sequential(&dir.path().join("calc.wasm"), sequential_calls);
+    println!("{}", host.line("in process: Plugin::call (no stdio)"));
+    let cache = tempfile::tempdir().unwrap();
+    let mut server = corral_client(
+        dir.path(),
+        &[
+            "--global-rate",
+            "1000000",
+            "--cache-dir",
+            cache.path().to_str().unwrap(),
+        ],
+        &log,
+    );
+    server.initialize();
+    let stdio = sequential(&mut server, sequential_calls);
+    println!("{}", stdio.line("stdio: sequential tools/call"));
+    let ratio = stdio.p50().as_secs_f64() / floor.as_secs_f64();
+    println!(
+        "{:<44} {ratio:.2}x the sum of the floors (target <= 2x: {})",
+        "p50",
+        met(ratio <= 2.0)
+    );
+    let single = pipelined(&mut server, pipelined_calls / 4, 1);
+    let window = pipelined(&mut server, pipelined_calls, WINDOW);
+    let speedup = window / single;
+    println!("{:<44} {single:.0} calls/s", "single in flight");
+    println!("{:<44} {window:.0} calls/s", "16 in flight");
+    println!(
+        "{:<44} {speedup:.2}x single in flight (target >= 1.6x: {})",
+        "speed-up",
+        met(speedup >= 1.6)
+    );
+    drop(server);
+    println!();
+
+    // Startup.
+    println!("== startup: spawn -> first tools/list answer ({runs} runs each, 3 for 20 cold)");
+    let mut warm20 = Duration::ZERO;
+    for copies in [1, 20] {
+        let dir = calc_folder(&calc, copies);
+        let tools = 6 * copies;
+        // Twenty cold compiles take seconds each run: fewer runs.
+        let cold_runs = if copies == 1 { runs } else { runs.min(3) };
+        let cold: Vec<Duration> = (0..cold_runs)
+            .map(|_| {
+                let cache = tempfile::tempdir().unwrap();
+                time_to_first_list(dir.path(), cache.path(), tools, &log)
+            })
+            .collect();
+        summary(&format!("{copies:>2} plugin(s), cold cache"), cold);
+        let cache = tempfile::tempdir().unwrap();
+        time_to_first_list(dir.path(), cache.path(), tools, &log); // fills it
+        let warm: Vec<Duration> = (0..runs)
+            .map(|_| time_to_first_list(dir.path(), cache.path(), tools, &log))
+            .collect();
+        let warm = summary(&format!("{copies:>2} plugin(s), warm cache"), warm);
+        if copies == 20 {
+            warm20 = warm;
+        }
+    }
+    println!(
+        "{:<44} target < 50 ms: {}",
+        "20 plugins, warm cache",
+        met(warm20 < Duration::from_millis(50))
+    );
+    println!();
+
+    // Reload.
+    println!("== reload: plugin renamed into place -> notifications/tools/list_changed");
+    summary("reload (warm cache)", reload_latency(&calc, runs, &log));
+    println!();
+
+    // Fuel.
+    println!("== fuel overhead: sketch `mandelbrot` 256x256, 1000 iterations, raw wasmtime");
+    let arguments = r#"{"width":256,"height":256,"max_iterations":1000}"#;
+    let mut medians = Vec::new();
+    for fuel in [false, true] {
+        let plugin = RawPlugin::new(&sketch, fuel);
+        let samples = runtime().block_on(async {
+            plugin.call("mandelbrot", arguments).await; // warm-up
+            let mut samples = Vec::new();
+            for _ in 0..5 {
+                let started = Instant::now();
+                let result = plugin.call("mandelbrot", arguments).await;
+                samples.push(started.elapsed());
+                assert!(!result.is_error);
+            }
+            samples
+        });
+        let case = if fuel { "fuel on" } else { "fuel off" };
+        medians.push(summary(case, samples));
+    }
+    println!(
+        "{:<44} {:+.1}%",
+        "fuel overhead",
+        (medians[1].as_secs_f64() / medians[0].as_secs_f64() - 1.0) * 100.0
+    );
+    println!();
+    println!("bench time: {:.1} s", bench_started.elapsed().as_secs_f64());
+}
+
+fn met(yes: bool) -> &'static str {
+    if yes { "met" } else { "NOT met" }
+}
+
+fn file_kib(path: &PathBuf) -> u64 {
+    std::fs::metadata(path).unwrap().len() / 1024
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find_map(|line| line.strip_prefix("model name")?.split(':').nth(1))
+                .map(|model| model.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into())
+}
+
+fn mem_total() -> String {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find_map(|line| line.strip_prefix("MemTotal:"))
+                .and_then(|rest| rest.trim().strip_suffix("kB"))
+                .and_then(|kib| kib.trim().parse::<u64>().ok())
+        })
+        .map_or("unknown".into(), |kib| {
+            format!("{:.1} GiB", kib as f64 / (1 << 20) as f64)
+        })
+}
