@@ -325,6 +325,33 @@ fn a_slowly_copied_file_is_loaded_once_and_complete() {
 }
 
 #[test]
+fn reloads_are_logged_to_clients_that_asked_for_info() {
+    let dir = folder_with(&[("calc.wasm", &example("calc"))]);
+    let mut server = serve(dir.path(), &[]);
+    server.all_tools();
+    server.result("logging/setLevel", json!({ "level": "info" }));
+    std::fs::copy(example("textstats"), dir.path().join("textstats.wasm")).unwrap();
+    let log = expect_notification(&mut server, "notifications/message");
+    assert_eq!(log["params"]["level"], "info", "{log}");
+    assert!(
+        log["params"]["data"]
+            .as_str()
+            .unwrap()
+            .contains("textstats reloaded"),
+        "{log}"
+    );
+    std::fs::remove_file(dir.path().join("textstats.wasm")).unwrap();
+    let log = expect_notification(&mut server, "notifications/message");
+    assert!(
+        log["params"]["data"]
+            .as_str()
+            .unwrap()
+            .contains("textstats removed"),
+        "{log}"
+    );
+}
+
+#[test]
 fn a_truncated_file_leaves_the_previous_version_serving() {
     let dir = folder_with(&[("calc.wasm", &example("calc"))]);
     let mut server = serve(dir.path(), &[]);

@@ -147,6 +147,38 @@ fn unique_name(what: &str) -> String {
 // CPU, memory, stack and output
 
 #[test]
+fn limit_hits_reach_the_client_log_at_warning_level() {
+    let dir = hostile_folder(Some("[limits]\nfuel = 100_000_000\n"));
+    let mut server = serve(dir.path());
+    server.call("spin", json!({}));
+    assert!(
+        server
+            .notifications
+            .iter()
+            .all(|n| n["method"] != "notifications/message"),
+        "no log level set yet: {:?}",
+        server.notifications
+    );
+    server.result("logging/setLevel", json!({ "level": "warning" }));
+    let result = server.call("spin", json!({}));
+    assert_tool_error(&result, "fuel budget");
+    let logged = server
+        .notifications
+        .iter()
+        .find(|n| n["method"] == "notifications/message")
+        .unwrap_or_else(|| panic!("no log notification: {:?}", server.notifications));
+    assert_eq!(logged["params"]["level"], "warning", "{logged}");
+    assert!(
+        logged["params"]["data"]
+            .as_str()
+            .unwrap()
+            .contains("fuel budget of 100,000,000 exhausted"),
+        "{logged}"
+    );
+    assert_still_serves(&mut server);
+}
+
+#[test]
 fn an_infinite_loop_exhausts_its_fuel() {
     let dir = hostile_folder(Some("[limits]\nfuel = 100_000_000\n"));
     let mut server = serve(dir.path());

@@ -167,13 +167,25 @@ impl Reloader {
             if path.is_file() {
                 to_load.push(path);
             } else if let Some(gone) = plugins.remove(&path) {
-                tracing::info!(plugin = %gone.name(), "removed {}", path.display());
+                self.catalog.report(
+                    LogLevel::Info,
+                    format!("plugin {} removed ({})", gone.name(), path.display()),
+                );
                 outcome.removed.push(file_name(&path));
             }
         }
         for (path, result) in catalog::load_all(&self.sandbox, to_load).await {
             match result {
                 Ok(plugin) => {
+                    self.catalog.report(
+                        LogLevel::Info,
+                        format!(
+                            "plugin {} reloaded from {} ({} tools)",
+                            plugin.name(),
+                            path.display(),
+                            plugin.tools().len()
+                        ),
+                    );
                     plugins.insert(path.clone(), Arc::new(plugin));
                     outcome.loaded.push(file_name(&path));
                 }
@@ -203,7 +215,7 @@ impl Reloader {
             loaded = ?outcome.loaded,
             removed = ?outcome.removed,
             tools_changed = outcome.tools_changed,
-            "reloaded"
+            "catalog updated"
         );
         outcome
     }

@@ -28,7 +28,7 @@ pub use sandbox::{
 
 use crate::manifest::Manifest;
 use crate::schema;
-use crate::tool::{CallOutput, EventSink, ToolDef};
+use crate::tool::{CallEvent, CallOutput, Content, EventSink, LogLevel, ToolDef};
 use bindings::PluginPre;
 use metadata::CheckedTool;
 use quota::{TokenBucket, retry_after};
@@ -138,7 +138,19 @@ impl Plugin {
     ) -> CallOutput {
         let tool = &self.tools[index].def.name;
         let started = Instant::now();
-        let (output, outcome, fuel) = self.run(index, arguments, events).await;
+        let (output, outcome, fuel) = self.run(index, arguments, events.clone()).await;
+        if outcome != "ok" && outcome != "error" && outcome != "invalid-arguments" {
+            // A limit hit or a trap is a host event: the client hears of it
+            // in its log too, at warning level.
+            if let (Some(events), Some(Content::Text { text, .. })) =
+                (&events, output.content.first())
+            {
+                events(CallEvent::Log {
+                    level: LogLevel::Warning,
+                    message: text.clone(),
+                });
+            }
+        }
         let elapsed_us = started.elapsed().as_micros() as u64;
         if self.sandbox.options().log_arguments {
             let arguments = Value::Object(arguments.clone());
