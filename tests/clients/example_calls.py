@@ -47,3 +47,35 @@ def png(content) -> bool:
 def fail(message: str) -> None:
     print(f"FAIL: {message}", file=sys.stderr)
     sys.exit(1)
+
+
+async def exercise_every_tool(client) -> None:
+    """Lists the tools and calls every example tool through `client` (a
+    `ClientSession` or a high-level `Client`: both have `list_tools` and
+    `call_tool`), then checks a tool execution error and progress."""
+    listed = await client.list_tools()
+    names = [tool.name for tool in listed.tools]
+    missing = set(CALLS) - set(names)
+    if missing:
+        fail(f"tools missing from tools/list: {sorted(missing)} (got {names})")
+
+    for name, (arguments, check) in CALLS.items():
+        result = await client.call_tool(name, arguments)
+        if result.is_error or not check(result):
+            fail(f"{name}({arguments}) returned {result}")
+        print(f"ok {name}")
+
+    error = await client.call_tool("divide", {"a": 1, "b": 0})
+    if not error.is_error:
+        fail(f"divide by zero was not a tool execution error: {error}")
+    print("ok divide by zero is a tool execution error")
+
+    progress: list[float] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append(done)
+
+    await client.call_tool("countdown", {"steps": 4, "delay_ms": 1}, progress_callback=on_progress)
+    if progress != [1, 2, 3, 4]:
+        fail(f"progress notifications: {progress}")
+    print("ok progress")

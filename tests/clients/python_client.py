@@ -21,7 +21,7 @@ import anyio
 from mcp import Client, StdioServerParameters, types
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from example_calls import CALLS, fail
+from example_calls import exercise_every_tool, fail
 
 WAIT_SECONDS = 30
 
@@ -38,32 +38,7 @@ async def calls(mode: str, binary: str, plugins: str) -> None:
         if mode == "auto" and client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             fail(f"auto mode fell back to {client.protocol_version}; corral speaks server/discover")
 
-        listed = await client.list_tools()
-        names = [tool.name for tool in listed.tools]
-        missing = set(CALLS) - set(names)
-        if missing:
-            fail(f"tools missing from tools/list: {sorted(missing)} (got {names})")
-
-        for name, (arguments, check) in CALLS.items():
-            result = await client.call_tool(name, arguments)
-            if result.is_error or not check(result):
-                fail(f"{name}({arguments}) returned {result}")
-            print(f"ok {name}")
-
-        error = await client.call_tool("divide", {"a": 1, "b": 0})
-        if not error.is_error:
-            fail(f"divide by zero was not a tool execution error: {error}")
-        print("ok divide by zero is a tool execution error")
-
-        progress: list[float] = []
-
-        async def on_progress(done: float, total: float | None, message: str | None) -> None:
-            progress.append(done)
-
-        await client.call_tool("countdown", {"steps": 4, "delay_ms": 1}, progress_callback=on_progress)
-        if progress != [1, 2, 3, 4]:
-            fail(f"progress notifications: {progress}")
-        print("ok progress")
+        await exercise_every_tool(client)
 
 
 async def list_changed(mode: str, binary: str, plugins: str) -> None:
