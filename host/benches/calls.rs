@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store};
+use wasmtime::{Engine, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 /// Calls in flight in the pipelined measurement.
@@ -343,24 +343,10 @@ impl raw::corral::plugin::host::Host for RawState {
     fn progress(&mut self, _done: f64, _total: Option<f64>, _message: Option<String>) {}
 }
 
-/// The host's engine configuration (host/src/plugin/sandbox.rs), with fuel
-/// on or off.
+/// The host's engine configuration, with fuel on or off.
 fn raw_engine(fuel: bool) -> Engine {
-    const POOL_INSTANCES: u32 = 256;
-    let mut pool = PoolingAllocationConfig::new();
-    pool.total_component_instances(POOL_INSTANCES)
-        .total_core_instances(POOL_INSTANCES * 4)
-        .total_memories(POOL_INSTANCES * 2)
-        .total_tables(POOL_INSTANCES * 4)
-        .total_stacks(POOL_INSTANCES)
-        .max_memories_per_module(2)
-        .max_tables_per_module(4)
-        .table_elements(100_000);
-    let mut config = Config::new();
-    config
-        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
-        .consume_fuel(fuel)
-        .epoch_interruption(true);
+    let mut config = corral::plugin::engine_config();
+    config.consume_fuel(fuel);
     Engine::new(&config).unwrap()
 }
 

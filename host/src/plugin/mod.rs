@@ -23,7 +23,8 @@ use serde_json::{Map, Value};
 
 pub use metadata::{is_valid_tool_name, printable};
 pub use sandbox::{
-    Failure, Limits, Sandbox, SandboxOptions, group_digits, human_bytes, human_duration,
+    Failure, Limits, Sandbox, SandboxOptions, engine_config, group_digits, human_bytes,
+    human_duration,
 };
 
 use crate::manifest::Manifest;

@@ -137,6 +137,27 @@ pub struct Run<T> {
     pub fuel_used: u64,
 }
 
+/// The engine configuration every plugin runs under: the pooling allocator
+/// (copy-on-write memory, slots reused across calls), fuel metering and
+/// epoch interruption. Public so that benchmarks measure the same engine.
+pub fn engine_config() -> Config {
+    let mut pool = PoolingAllocationConfig::new();
+    pool.total_component_instances(POOL_INSTANCES)
+        .total_core_instances(POOL_INSTANCES * 4)
+        .total_memories(POOL_INSTANCES * 2)
+        .total_tables(POOL_INSTANCES * 4)
+        .total_stacks(POOL_INSTANCES)
+        .max_memories_per_module(2)
+        .max_tables_per_module(4)
+        .table_elements(POOL_TABLE_ELEMENTS);
+    let mut config = Config::new();
+    config
+        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
+        .consume_fuel(true)
+        .epoch_interruption(true);
+    config
+}
+
 /// Server-wide sandbox settings.
 #[derive(Debug, Clone)]
 pub struct SandboxOptions {
@@ -169,21 +190,7 @@ impl Sandbox {
     /// Creates the engine (pooling allocator, fuel, epoch interruption) and the
     /// linker offering WASI and the `host` interface.
     pub fn new(options: SandboxOptions) -> Result<Arc<Sandbox>> {
-        let mut pool = PoolingAllocationConfig::new();
-        pool.total_component_instances(POOL_INSTANCES)
-            .total_core_instances(POOL_INSTANCES * 4)
-            .total_memories(POOL_INSTANCES * 2)
-            .total_tables(POOL_INSTANCES * 4)
-            .total_stacks(POOL_INSTANCES)
-            .max_memories_per_module(2)
-            .max_tables_per_module(4)
-            .table_elements(POOL_TABLE_ELEMENTS);
-        let mut config = Config::new();
-        config
-            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
-            .consume_fuel(true)
-            .epoch_interruption(true);
-        let engine = Engine::new(&config)
+        let engine = Engine::new(&engine_config())
             .map_err(anyhow::Error::from)
             .context("creating the wasm engine")?;
 
