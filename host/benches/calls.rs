@@ -435,13 +435,13 @@ fn host_sequential(calc: &Path, calls: usize) -> Latencies {
         arguments.insert("a".into(), json!(1.0));
         arguments.insert("b".into(), json!(2.0));
         for _ in 0..calls / 10 {
-            plugin.call(index, &arguments, None).await;
+            plugin.call(index, arguments.clone(), None).await;
         }
         let mut samples = Vec::with_capacity(calls);
         let started = Instant::now();
         for _ in 0..calls {
             let sent = Instant::now();
-            let output = plugin.call(index, &arguments, None).await;
+            let output = plugin.call(index, arguments.clone(), None).await;
             samples.push(sent.elapsed());
             assert!(!output.is_error, "{:?}", output.content);
         }

@@ -243,7 +243,7 @@ impl ToolHost for Catalog {
     ) -> Result<CallOutput, UnknownTool> {
         let snapshot = self.snapshot();
         let (plugin, index) = snapshot.route(name).ok_or(UnknownTool)?;
-        Ok(plugin.call(index, &arguments, events).await)
+        Ok(plugin.call(index, arguments, events).await)
     }
 }
 

@@ -134,27 +134,26 @@ impl Plugin {
     pub async fn call(
         &self,
         index: usize,
-        arguments: &Map<String, Value>,
+        arguments: Map<String, Value>,
         events: Option<EventSink>,
     ) -> CallOutput {
         let tool = &self.tools[index].def.name;
         let started = Instant::now();
-        let (output, outcome, fuel) = self.run(index, arguments, events.clone()).await;
-        if outcome != "ok" && outcome != "error" && outcome != "invalid-arguments" {
-            // A limit hit or a trap is a host event: the client hears of it
-            // in its log too, at warning level.
-            if let (Some(events), Some(Content::Text { text, .. })) =
+        let arguments = Value::Object(arguments);
+        let (output, outcome, fuel) = self.run(index, &arguments, events.clone()).await;
+        if outcome.is_host_event()
+            && let (Some(events), Some(Content::Text { text, .. })) =
                 (&events, output.content.first())
-            {
-                events(CallEvent::Log {
-                    level: LogLevel::Warning,
-                    message: text.clone(),
-                });
-            }
+        {
+            // A limit hit or a trap: the client hears of it in its log too.
+            events(CallEvent::Log {
+                level: LogLevel::Warning,
+                message: text.clone(),
+            });
         }
         let elapsed_us = started.elapsed().as_micros() as u64;
+        let outcome = outcome.label();
         if self.sandbox.options().log_arguments {
-            let arguments = Value::Object(arguments.clone());
             tracing::info!(plugin = %self.name, tool = %tool, elapsed_us, fuel, outcome, %arguments, "call");
         } else {
             tracing::info!(plugin = %self.name, tool = %tool, elapsed_us, fuel, outcome, "call");
@@ -166,9 +165,9 @@ impl Plugin {
     async fn run(
         &self,
         index: usize,
-        arguments: &Map<String, Value>,
+        arguments: &Value,
         events: Option<EventSink>,
-    ) -> (CallOutput, &'static str, u64) {
+    ) -> (CallOutput, Outcome, u64) {
         let tool = &self.tools[index];
         let name = &tool.def.name;
         let limits = &self.manifest.limits;
@@ -177,7 +176,11 @@ impl Plugin {
                 "Tool `{name}` refused: concurrency limit of {} calls reached for plugin `{}`; retry when a call finishes",
                 limits.concurrency, self.name
             );
-            return (CallOutput::error(message), "concurrency-limit", 0);
+            return (
+                CallOutput::error(message),
+                Outcome::Refused("concurrency-limit"),
+                0,
+            );
         };
         if let Err(wait) = self.sandbox.take_global_token() {
             let message = format!(
@@ -185,7 +188,11 @@ impl Plugin {
                 self.sandbox.options().global_rate,
                 retry_after(wait)
             );
-            return (CallOutput::error(message), "rate-limit", 0);
+            return (
+                CallOutput::error(message),
+                Outcome::Refused("rate-limit"),
+                0,
+            );
         }
         if let Err(wait) = self.buckets[index].take() {
             let message = format!(
@@ -193,18 +200,21 @@ impl Plugin {
                 self.buckets[index].rate(),
                 retry_after(wait)
             );
-            return (CallOutput::error(message), "rate-limit", 0);
+            return (
+                CallOutput::error(message),
+                Outcome::Refused("rate-limit"),
+                0,
+            );
         }
-        let arguments_value = Value::Object(arguments.clone());
-        let violations = tool.input.violations(&arguments_value);
+        let violations = tool.input.violations(arguments);
         if !violations.is_empty() {
             let message = format!(
                 "Invalid arguments for tool `{name}`:\n{}",
                 schema::describe(&violations)
             );
-            return (CallOutput::error(message), "invalid-arguments", 0);
+            return (CallOutput::error(message), Outcome::InvalidArguments, 0);
         }
-        let arguments_text = arguments_value.to_string();
+        let arguments_text = arguments.to_string();
         let run = self
             .sandbox
             .call(
@@ -219,16 +229,51 @@ impl Plugin {
         match run {
             Ok(run) => {
                 let output = output::check(run.value, tool, limits);
-                let outcome = if output.is_error { "error" } else { "ok" };
+                let outcome = if output.is_error {
+                    Outcome::Error
+                } else {
+                    Outcome::Ok
+                };
                 (output, outcome, run.fuel_used)
             }
             Err(failure) => {
                 tracing::warn!(plugin = %self.name, tool = %name, "call failed: {failure}");
-                let outcome = failure.outcome();
+                let outcome = Outcome::Failed(failure.outcome());
                 let output = CallOutput::error(format!("Tool `{name}` failed: {failure}"));
                 (output, outcome, 0)
             }
         }
+    }
+}
+
+/// How a call ended, for the audit log and the client's log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// The plugin answered.
+    Ok,
+    /// The plugin answered with a tool execution error.
+    Error,
+    /// The arguments broke the tool's input schema; the plugin did not run.
+    InvalidArguments,
+    /// A rate or concurrency limit refused the call; the plugin did not run.
+    Refused(&'static str),
+    /// The sandbox stopped the plugin (a limit or a trap).
+    Failed(&'static str),
+}
+
+impl Outcome {
+    fn label(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Error => "error",
+            Outcome::InvalidArguments => "invalid-arguments",
+            Outcome::Refused(label) | Outcome::Failed(label) => label,
+        }
+    }
+
+    /// Limits and traps are the host's doing, not the plugin's answer.
+    fn is_host_event(self) -> bool {
+        matches!(self, Outcome::Refused(_) | Outcome::Failed(_))
     }
 }
 
