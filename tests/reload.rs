@@ -42,14 +42,6 @@ fn serve(dir: &Path, extra: &[&str]) -> Server {
     server
 }
 
-fn names(server: &mut Server) -> Vec<String> {
-    server
-        .all_tools()
-        .iter()
-        .map(|tool| tool["name"].as_str().unwrap().to_string())
-        .collect()
-}
-
 /// Removes and returns the notifications named `method` received so far.
 fn take(server: &mut Server, method: &str) -> Vec<Value> {
     let (taken, kept) = std::mem::take(&mut server.notifications)
@@ -170,7 +162,7 @@ fn the_first_list_waits_for_the_initial_load() {
     assert_eq!(server.result("ping", json!({})), json!({}));
     server.initialize("2025-06-18");
     // ...and the very first list already holds every plugin.
-    let listed = names(&mut server);
+    let listed = server.tool_names();
     for tool in CALC_TOOLS.iter().chain(&TEXTSTATS_TOOLS) {
         assert!(
             listed.iter().any(|t| t == tool),
@@ -187,12 +179,12 @@ fn the_first_list_waits_for_the_initial_load() {
 fn adding_a_plugin_notifies_and_lists_it() {
     let dir = folder_with(&[("calc.wasm", &example("calc"))]);
     let mut server = serve(dir.path(), &[]);
-    assert_eq!(names(&mut server), CALC_TOOLS);
+    assert_eq!(server.tool_names(), CALC_TOOLS);
 
     std::fs::copy(example("textstats"), dir.path().join("textstats.wasm")).unwrap();
     expect_notification(&mut server, LIST_CHANGED);
     assert_eq!(
-        names(&mut server),
+        server.tool_names(),
         [CALC_TOOLS.as_slice(), &TEXTSTATS_TOOLS].concat()
     );
     let report = server.call("analyze_text", json!({ "text": "one two" }));
@@ -204,11 +196,11 @@ fn adding_a_plugin_notifies_and_lists_it() {
 fn replacing_a_plugin_with_different_tools_notifies() {
     let dir = folder_with(&[("calc.wasm", &example("calc"))]);
     let mut server = serve(dir.path(), &[]);
-    assert_eq!(names(&mut server), CALC_TOOLS);
+    assert_eq!(server.tool_names(), CALC_TOOLS);
 
     std::fs::copy(example("textstats"), dir.path().join("calc.wasm")).unwrap();
     expect_notification(&mut server, LIST_CHANGED);
-    assert_eq!(names(&mut server), TEXTSTATS_TOOLS);
+    assert_eq!(server.tool_names(), TEXTSTATS_TOOLS);
     let gone = server.request(
         "tools/call",
         json!({ "name": "add", "arguments": { "a": 1, "b": 2 } }),
@@ -253,11 +245,11 @@ fn deleting_a_plugin_notifies_and_unlists_it() {
         ("textstats.wasm", &example("textstats")),
     ]);
     let mut server = serve(dir.path(), &[]);
-    assert_eq!(names(&mut server).len(), 8);
+    assert_eq!(server.tool_names().len(), 8);
 
     std::fs::remove_file(dir.path().join("textstats.wasm")).unwrap();
     expect_notification(&mut server, LIST_CHANGED);
-    assert_eq!(names(&mut server), CALC_TOOLS);
+    assert_eq!(server.tool_names(), CALC_TOOLS);
     let gone = server.request(
         "tools/call",
         json!({ "name": "analyze_text", "arguments": { "text": "x" } }),
@@ -269,12 +261,12 @@ fn deleting_a_plugin_notifies_and_unlists_it() {
 fn the_collision_rule_is_reapplied_on_every_change() {
     let dir = folder_with(&[("calc.wasm", &example("calc"))]);
     let mut server = serve(dir.path(), &[]);
-    assert_eq!(names(&mut server), CALC_TOOLS);
+    assert_eq!(server.tool_names(), CALC_TOOLS);
 
     // A second plugin declaring the same names: both get prefixed.
     std::fs::copy(example("calc"), dir.path().join("abacus.wasm")).unwrap();
     expect_notification(&mut server, LIST_CHANGED);
-    let listed = names(&mut server);
+    let listed = server.tool_names();
     assert!(listed.contains(&"abacus_add".to_string()), "{listed:?}");
     assert!(listed.contains(&"calc_add".to_string()), "{listed:?}");
     assert!(!listed.contains(&"add".to_string()), "{listed:?}");
@@ -286,14 +278,14 @@ fn the_collision_rule_is_reapplied_on_every_change() {
     // Gone again: the plain names come back.
     std::fs::remove_file(dir.path().join("abacus.wasm")).unwrap();
     expect_notification(&mut server, LIST_CHANGED);
-    assert_eq!(names(&mut server), CALC_TOOLS);
+    assert_eq!(server.tool_names(), CALC_TOOLS);
 }
 
 #[test]
 fn a_slowly_copied_file_is_loaded_once_and_complete() {
     let dir = folder_with(&[("calc.wasm", &example("calc"))]);
     let mut server = serve(dir.path(), &[]);
-    assert_eq!(names(&mut server), CALC_TOOLS);
+    assert_eq!(server.tool_names(), CALC_TOOLS);
 
     // Written in 10 chunks over about 500 ms, as a slow copy would.
     let bytes = std::fs::read(example("textstats")).unwrap();
@@ -307,7 +299,7 @@ fn a_slowly_copied_file_is_loaded_once_and_complete() {
 
     expect_notification(&mut server, LIST_CHANGED);
     assert_eq!(
-        names(&mut server),
+        server.tool_names(),
         [CALC_TOOLS.as_slice(), &TEXTSTATS_TOOLS].concat()
     );
     expect_silence(&mut server, LIST_CHANGED, QUIET_WINDOW);
@@ -379,7 +371,7 @@ fn a_truncated_file_leaves_the_previous_version_serving() {
     // The complete file, written later, is picked up.
     std::fs::copy(example("textstats"), dir.path().join("calc.wasm")).unwrap();
     expect_notification(&mut server, LIST_CHANGED);
-    assert_eq!(names(&mut server), TEXTSTATS_TOOLS);
+    assert_eq!(server.tool_names(), TEXTSTATS_TOOLS);
 }
 
 #[test]
@@ -390,7 +382,7 @@ fn a_broken_new_plugin_is_reported_and_not_served() {
     wait_for_stderr(&server, "failed to load", 1);
     assert!(server.stderr().contains("junk.wasm"));
     expect_silence(&mut server, LIST_CHANGED, QUIET_WINDOW);
-    assert_eq!(names(&mut server), CALC_TOOLS);
+    assert_eq!(server.tool_names(), CALC_TOOLS);
 }
 
 #[test]
@@ -466,7 +458,7 @@ fn no_watch_serves_the_folder_as_it_was() {
     );
     std::fs::copy(example("textstats"), dir.path().join("textstats.wasm")).unwrap();
     expect_silence(&mut server, LIST_CHANGED, QUIET_WINDOW);
-    assert_eq!(names(&mut server), CALC_TOOLS);
+    assert_eq!(server.tool_names(), CALC_TOOLS);
 }
 
 /// Every cached artifact under `dir`.
@@ -495,14 +487,14 @@ fn the_compile_cache_is_written_reused_and_never_trusted_blindly() {
     };
 
     let mut cold = start();
-    assert_eq!(names(&mut cold), CALC_TOOLS);
+    assert_eq!(cold.tool_names(), CALC_TOOLS);
     drop(cold);
     let written = artifacts(cache.path());
     assert_eq!(written.len(), 1, "{written:?}");
     let good = std::fs::read(&written[0]).unwrap();
 
     let mut warm = start();
-    assert_eq!(names(&mut warm), CALC_TOOLS);
+    assert_eq!(warm.tool_names(), CALC_TOOLS);
     assert!(
         !warm.stderr().contains("compile cache"),
         "{}",
@@ -516,7 +508,7 @@ fn the_compile_cache_is_written_reused_and_never_trusted_blindly() {
     corrupt[middle] ^= 0x55;
     std::fs::write(&written[0], &corrupt).unwrap();
     let mut recovered = start();
-    assert_eq!(names(&mut recovered), CALC_TOOLS);
+    assert_eq!(recovered.tool_names(), CALC_TOOLS);
     assert_eq!(first_text(&add(&mut recovered, 1, 1)), "2");
     assert!(
         recovered.stderr().contains("discarding"),
@@ -536,7 +528,7 @@ fn no_cache_writes_nothing() {
         &["--no-cache", "--cache-dir", cache.path().to_str().unwrap()],
     );
     server.initialize("2025-06-18");
-    assert_eq!(names(&mut server), CALC_TOOLS);
+    assert_eq!(server.tool_names(), CALC_TOOLS);
     drop(server);
     assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0);
 }

@@ -112,15 +112,6 @@ fn assert_still_serves(server: &mut Server) {
     );
 }
 
-/// The names of the tools the server lists.
-fn tool_names(server: &mut Server) -> Vec<String> {
-    server
-        .all_tools()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_string())
-        .collect()
-}
-
 /// A manifest granting `host` as `/data` in `mode` ("ro" or "rw").
 fn dir_grant(host: &Path, mode: &str) -> String {
     format!(
@@ -662,7 +653,7 @@ fn a_plugin_whose_list_panics_is_skipped_and_the_rest_serve() {
         ("calc.wasm", &example("calc")),
     ]);
     let mut server = serve(dir.path());
-    let names = tool_names(&mut server);
+    let names = server.tool_names();
     assert!(names.iter().any(|n| n == "add"), "{names:?}");
     assert!(names.iter().any(|n| n == "ok"), "{names:?}");
     // The panic message is logged, and the plugin is named as skipped.
@@ -692,7 +683,7 @@ fn a_plugin_whose_list_never_returns_is_skipped_in_time() {
     );
     let started = Instant::now();
     let mut server = serve(dir.path());
-    let names = tool_names(&mut server);
+    let names = server.tool_names();
     let elapsed = started.elapsed();
     assert!(
         elapsed < Duration::from_secs(10),
@@ -817,7 +808,7 @@ fn an_http_plugin_without_a_grant_is_refused_at_load() {
         ("hostile.wasm", &fixture("hostile")),
     ]);
     let mut server = serve(dir.path());
-    let names = tool_names(&mut server);
+    let names = server.tool_names();
     assert!(!names.iter().any(|n| n == "fetch"), "{names:?}");
     let stderr = server.stderr_containing("hostile-http.wasm");
     let line = stderr
@@ -919,7 +910,7 @@ fn malformed_manifests_are_load_errors_naming_the_file_and_line() {
         "# limits\n[limits]\nmemory = \"lots\"\n",
     );
     let mut server = serve(dir.path());
-    let names = tool_names(&mut server);
+    let names = server.tool_names();
     // Both copies of hostile are skipped: none of their tools is served
     // (prefixed or not); calc serves.
     assert!(

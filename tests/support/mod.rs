@@ -270,10 +270,7 @@ impl Server {
     /// Sends a request and returns its `result`, failing on an error response.
     pub fn result(&mut self, method: &str, params: Value) -> Value {
         let response = self.request(method, params);
-        match response.get("result") {
-            Some(result) => result.clone(),
-            None => panic!("{method} failed: {response}"),
-        }
+        result_of(method, response)
     }
 
     /// `initialize` then `notifications/initialized`; returns the result.
@@ -302,6 +299,14 @@ impl Server {
                 None => return tools,
             }
         }
+    }
+
+    /// The names of every tool, in listed order.
+    pub fn tool_names(&mut self) -> Vec<String> {
+        self.all_tools()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap().to_string())
+            .collect()
     }
 
     /// `tools/call` and its result.
@@ -391,6 +396,14 @@ pub fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// A response's `result`, failing on an error response.
+fn result_of(method: &str, mut response: Value) -> Value {
+    match response.get_mut("result") {
+        Some(result) => result.take(),
+        None => panic!("{method} failed: {response}"),
+    }
+}
+
 /// The text of a call result's first content item.
 pub fn first_text(result: &Value) -> &str {
     result["content"][0]["text"]
@@ -433,9 +446,6 @@ impl Server {
     /// A 2026-07-28 request's `result`, failing on an error response.
     pub fn modern_result(&mut self, method: &str, params: Value) -> Value {
         let response = self.modern(method, params);
-        match response.get("result") {
-            Some(result) => result.clone(),
-            None => panic!("{method} failed: {response}"),
-        }
+        result_of(method, response)
     }
 }
