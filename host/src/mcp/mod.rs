@@ -6,8 +6,9 @@
 
 pub mod jsonrpc;
 pub mod revision;
-mod server;
+mod session;
 mod shape;
+mod stdio;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -18,8 +19,9 @@ use tokio::sync::{broadcast, watch};
 use crate::tool::{CallOutput, EventSink, LogLevel, ToolDef};
 
 pub use revision::Revision;
-pub use server::{ServerOptions, serve, serve_stdio};
+pub use session::{Outbox, ServerOptions, Session};
 pub use shape::{call_result_json, tool_json};
+pub use stdio::{serve, serve_stdio};
 
 /// The named tool does not exist (a JSON-RPC `-32602` error, unlike every
 /// other call problem, which is a tool execution error).

@@ -1,11 +1,14 @@
-//! One MCP session over a line-delimited byte stream (stdio).
+//! One MCP session, whatever carries it (stdio, or HTTP).
 //!
-//! The reader classifies each line and answers protocol errors at once;
-//! every request runs in a task of its own, so a slow tool call never delays
-//! a ping or another call. Responses and notifications go through one
-//! channel to a single writer that owns the output: nothing else writes there.
-//! When the input closes, work in flight finishes, its responses are
-//! written, and `serve` returns.
+//! A transport hands the session each incoming frame together with the
+//! [`Outbox`] where that frame's messages go: its responses, and the progress
+//! and log notifications of its requests. Every request runs in a task of its
+//! own, so a slow tool call never delays a ping or another call; each task
+//! holds a clone of its outbox until it has answered, so a transport that
+//! needs to know when a frame is fully answered (an HTTP response stream)
+//! learns it from the outbox being dropped. Messages that belong to no
+//! request (`notifications/tools/list_changed` for an initialized client,
+//! host log messages) go to the session's own `notify` outbox.
 //!
 //! A host whose tools change (hot reload) is followed by a task of the
 //! session's own, which tells the client when the tool list changed and
@@ -41,20 +44,23 @@
 //!   input closes.
 
 use std::collections::HashMap;
-use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
-use anyhow::Result;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as CURSOR;
 use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, mpsc, watch};
-use tokio::task::{AbortHandle, JoinSet};
+use tokio::task::{AbortHandle, JoinHandle};
+use tokio_util::task::TaskTracker;
 
 use super::jsonrpc::{self, Frame, Incoming, Notification, Request, RpcError};
 use super::{HostEvents, HostLog, Revision, ToolHost, UnknownTool, shape};
 use crate::tool::{CallEvent, EventSink, LogLevel};
+
+/// Where messages for the client go. Called from any thread; it must not
+/// block for long (a transport queues, or writes to a pipe).
+pub type Outbox = Arc<dyn Fn(Value) + Send + Sync>;
 
 /// Settings of the protocol layer.
 #[derive(Debug, Clone)]
@@ -73,118 +79,6 @@ impl Default for ServerOptions {
             list_changed: false,
         }
     }
-}
-
-/// Serves MCP on the process's stdin and stdout until stdin closes.
-pub async fn serve_stdio<H: ToolHost>(host: Arc<H>, options: ServerOptions) -> Result<()> {
-    let stdin = std::io::BufReader::with_capacity(64 * 1024, std::io::stdin());
-    serve(host, options, stdin, std::io::stdout()).await
-}
-
-/// Serves MCP on `input` and `output` until `input` closes.
-///
-/// Each side gets a thread of its own doing plain blocking I/O: cheaper per
-/// message than async stdio, which hands every read and write to a pool.
-pub async fn serve<H, R, W>(host: Arc<H>, options: ServerOptions, input: R, output: W) -> Result<()>
-where
-    H: ToolHost,
-    R: BufRead + Send + 'static,
-    W: Write + Send + 'static,
-{
-    let (outbox, queue) = mpsc::unbounded_channel();
-    let writer = std::thread::Builder::new()
-        .name("corral-stdout".into())
-        .spawn(move || write_messages(output, queue))?;
-    let (line_sender, mut lines) = mpsc::channel(64);
-    std::thread::Builder::new()
-        .name("corral-stdin".into())
-        .spawn(move || read_lines(input, line_sender))?;
-    let session = Arc::new(Session {
-        host,
-        options,
-        outbox,
-        revision: Mutex::new(None),
-        log_level: Arc::new(AtomicU8::new(LOGGING_OFF)),
-        in_flight: Mutex::new(HashMap::new()),
-        listeners: Mutex::new(HashMap::new()),
-        closing: watch::Sender::new(false),
-    });
-    let follower = session
-        .host
-        .subscribe()
-        .map(|events| tokio::spawn(session.clone().follow_host(events)));
-
-    let mut tasks = JoinSet::new();
-    while let Some(line) = lines.recv().await {
-        while tasks.try_join_next().is_some() {}
-        let frame = match std::str::from_utf8(&line) {
-            Ok(text) if text.trim().is_empty() => continue,
-            Ok(text) => jsonrpc::parse_frame(text.trim()),
-            Err(_) => Frame::Unparseable(RpcError::new(
-                jsonrpc::code::PARSE_ERROR,
-                "Parse error: the line is not valid UTF-8",
-            )),
-        };
-        session.handle_frame(frame, &mut tasks);
-    }
-    tracing::debug!(
-        "input closed; finishing {} request(s) in flight",
-        tasks.len()
-    );
-    // Listen streams end with the input; calls in flight finish.
-    session.closing.send_replace(true);
-    while tasks.join_next().await.is_some() {}
-    if let Some(follower) = follower {
-        follower.abort();
-        let _ = follower.await;
-    }
-    drop(session);
-    let written = tokio::task::spawn_blocking(move || writer.join()).await?;
-    written.map_err(|_| anyhow::anyhow!("the stdout writer panicked"))??;
-    Ok(())
-}
-
-/// Reads lines until end of input or a read error, handing each to the session.
-fn read_lines<R: BufRead>(mut input: R, lines: mpsc::Sender<Vec<u8>>) {
-    loop {
-        let mut line = Vec::new();
-        match input.read_until(b'\n', &mut line) {
-            Ok(0) => return,
-            Ok(_) => {
-                if lines.blocking_send(line).is_err() {
-                    return;
-                }
-            }
-            Err(err) => {
-                tracing::error!("reading input: {err}");
-                return;
-            }
-        }
-    }
-}
-
-/// Writes each message as one line, flushing whenever the queue runs dry.
-/// Ends when every sender is gone, or when the output fails (the client left).
-fn write_messages<W: Write>(
-    mut output: W,
-    mut queue: mpsc::UnboundedReceiver<Value>,
-) -> std::io::Result<()> {
-    let mut buffer = Vec::with_capacity(4096);
-    while let Some(message) = queue.blocking_recv() {
-        buffer.clear();
-        append_line(&mut buffer, &message);
-        while let Ok(message) = queue.try_recv() {
-            append_line(&mut buffer, &message);
-        }
-        output.write_all(&buffer)?;
-        output.flush()?;
-    }
-    Ok(())
-}
-
-fn append_line(buffer: &mut Vec<u8>, message: &Value) {
-    serde_json::to_writer(&mut *buffer, message).expect("a JSON value always serializes");
-    buffer.push(b'\n');
 }
 
 /// `log_level` before the client sets one: no log notifications.
@@ -298,6 +192,8 @@ struct Listener {
     /// The subscription id: the listen request's JSON-RPC id.
     id: Value,
     tools_list_changed: bool,
+    /// Where the stream's notifications go.
+    reply: Outbox,
 }
 
 /// Removes a listen stream from the session when it ends, however it ends
@@ -322,10 +218,13 @@ fn complete(mut result: Value) -> Value {
     result
 }
 
-struct Session<H> {
+/// The protocol state of one client: its negotiated revision and log
+/// level, its requests in flight and its listen streams.
+pub struct Session<H> {
     host: Arc<H>,
     options: ServerOptions,
-    outbox: mpsc::UnboundedSender<Value>,
+    /// Where messages that answer no request go.
+    notify: Outbox,
     /// Set by `initialize`.
     revision: Mutex<Option<Revision>>,
     /// The minimum level of log notifications, as a `LogLevel` index.
@@ -334,15 +233,79 @@ struct Session<H> {
     in_flight: Mutex<HashMap<String, AbortHandle>>,
     /// Open `subscriptions/listen` streams, by the JSON text of their id.
     listeners: Mutex<HashMap<String, Listener>>,
-    /// Set once the input has closed: listen streams end.
+    /// Set by `finish`: listen streams end.
     closing: watch::Sender<bool>,
+    /// Every task of this session's requests.
+    tasks: TaskTracker,
+    /// The task following the host's events, if the host has any.
+    follower: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl<H: ToolHost> Session<H> {
-    fn send(&self, message: Value) {
-        // Fails only once the writer is gone (the client closed stdout);
-        // there is no one left to tell.
-        let _ = self.outbox.send(message);
+    /// A session serving `host`; messages that answer no request go to
+    /// `notify`. Must be called inside a tokio runtime.
+    pub fn new(host: Arc<H>, options: ServerOptions, notify: Outbox) -> Arc<Self> {
+        let session = Arc::new(Session {
+            host,
+            options,
+            notify,
+            revision: Mutex::new(None),
+            log_level: Arc::new(AtomicU8::new(LOGGING_OFF)),
+            in_flight: Mutex::new(HashMap::new()),
+            listeners: Mutex::new(HashMap::new()),
+            closing: watch::Sender::new(false),
+            tasks: TaskTracker::new(),
+            follower: Mutex::new(None),
+        });
+        if let Some(events) = session.host.subscribe() {
+            // The follower holds the session weakly, so that dropping the
+            // session without `finish` does not leak it.
+            let follower = tokio::spawn(follow_host(Arc::downgrade(&session), events));
+            *session.follower.lock().unwrap() = Some(follower);
+        }
+        session
+    }
+
+    /// Handles one incoming frame. Its responses, and the notifications of
+    /// the requests it carries, go to `reply`; requests run in tasks of
+    /// their own, each holding a clone of `reply` until it has answered.
+    /// Must be called inside a tokio runtime (from any thread).
+    pub fn handle_frame(self: &Arc<Self>, frame: Frame, reply: Outbox) {
+        match frame {
+            Frame::Unparseable(error) => reply(jsonrpc::error_response(Value::Null, &error)),
+            Frame::Single(Incoming::Request(request)) if request.method == "initialize" => {
+                // Answered in line: requests that follow it are served in
+                // the revision it negotiates.
+                reply(self.initialize(request));
+            }
+            Frame::Single(Incoming::Request(request)) => {
+                let deliver = reply.clone();
+                self.spawn_request(request, reply, move |response| deliver(response));
+            }
+            Frame::Single(Incoming::Notification(notification)) => self.notified(notification),
+            Frame::Single(Incoming::Response) => {}
+            Frame::Single(Incoming::Invalid { id, error }) => {
+                reply(jsonrpc::error_response(id, &error))
+            }
+            Frame::Batch(items) => self.handle_batch(items, reply),
+        }
+    }
+
+    /// Ends the session: listen streams end, requests in flight finish
+    /// (their responses are delivered), and the host is no longer followed.
+    pub async fn finish(&self) {
+        tracing::debug!(
+            "session ending; finishing {} request(s) in flight",
+            self.tasks.len()
+        );
+        self.closing.send_replace(true);
+        self.tasks.close();
+        self.tasks.wait().await;
+        let follower = self.follower.lock().unwrap().take();
+        if let Some(follower) = follower {
+            follower.abort();
+            let _ = follower.await;
+        }
     }
 
     /// The negotiated revision; requests before `initialize` get the newest.
@@ -353,29 +316,10 @@ impl<H: ToolHost> Session<H> {
             .unwrap_or(Revision::NEWEST_LEGACY)
     }
 
-    fn handle_frame(self: &Arc<Self>, frame: Frame, tasks: &mut JoinSet<()>) {
-        match frame {
-            Frame::Unparseable(error) => self.send(jsonrpc::error_response(Value::Null, &error)),
-            Frame::Single(Incoming::Request(request)) if request.method == "initialize" => {
-                let response = self.initialize(request);
-                self.send(response);
-            }
-            Frame::Single(Incoming::Request(request)) => {
-                let session = self.clone();
-                self.spawn_request(tasks, request, move |response| session.send(response));
-            }
-            Frame::Single(Incoming::Notification(notification)) => self.notified(notification),
-            Frame::Single(Incoming::Response) => {}
-            Frame::Single(Incoming::Invalid { id, error }) => {
-                self.send(jsonrpc::error_response(id, &error))
-            }
-            Frame::Batch(items) => self.handle_batch(items, tasks),
-        }
-    }
-
     /// Runs `request` in a task of its own, cancellable by its id, and hands
-    /// the response to `deliver` unless the request was cancelled.
-    fn spawn_request<F>(self: &Arc<Self>, tasks: &mut JoinSet<()>, request: Request, deliver: F)
+    /// the response to `deliver` unless the request was cancelled. The
+    /// request's notifications go to `reply`.
+    fn spawn_request<F>(self: &Arc<Self>, request: Request, reply: Outbox, deliver: F)
     where
         F: FnOnce(Value) + Send + 'static,
     {
@@ -385,17 +329,17 @@ impl<H: ToolHost> Session<H> {
         // Holding the lock while spawning means the task cannot deregister
         // itself before it is registered.
         let mut in_flight = self.in_flight.lock().unwrap();
-        let handle = tasks.spawn(async move {
-            let response = session.respond(request).await;
+        let task = self.tasks.spawn(async move {
+            let response = session.respond(request, reply).await;
             session.in_flight.lock().unwrap().remove(&task_key);
             if let Some(response) = response {
                 deliver(response);
             }
         });
-        in_flight.insert(key, handle);
+        in_flight.insert(key, task.abort_handle());
     }
 
-    fn handle_batch(self: &Arc<Self>, items: Vec<Incoming>, tasks: &mut JoinSet<()>) {
+    fn handle_batch(self: &Arc<Self>, items: Vec<Incoming>, reply: Outbox) {
         let revision = *self.revision.lock().unwrap();
         if !revision.is_some_and(Revision::has_batches) {
             let message = match revision {
@@ -404,7 +348,7 @@ impl<H: ToolHost> Session<H> {
                 ),
                 None => "Invalid Request: JSON-RPC batches need protocol revision 2025-03-26, negotiated by a prior initialize".into(),
             };
-            self.send(jsonrpc::error_response(
+            reply(jsonrpc::error_response(
                 Value::Null,
                 &RpcError::invalid_request(message),
             ));
@@ -412,7 +356,7 @@ impl<H: ToolHost> Session<H> {
         }
         if items.is_empty() {
             let error = RpcError::invalid_request("Invalid Request: empty batch");
-            self.send(jsonrpc::error_response(Value::Null, &error));
+            reply(jsonrpc::error_response(Value::Null, &error));
             return;
         }
         let (answers, mut collected) = mpsc::unbounded_channel();
@@ -426,7 +370,7 @@ impl<H: ToolHost> Session<H> {
                 }
                 Incoming::Request(request) => {
                     let answers = answers.clone();
-                    self.spawn_request(tasks, request, move |response| {
+                    self.spawn_request(request, reply.clone(), move |response| {
                         let _ = answers.send(response);
                     });
                 }
@@ -440,14 +384,13 @@ impl<H: ToolHost> Session<H> {
         drop(answers);
         // The batch's answer is one array, sent when every request has
         // answered or been cancelled (a cancelled request's sender is dropped).
-        let session = self.clone();
-        tasks.spawn(async move {
+        self.tasks.spawn(async move {
             let mut responses = Vec::new();
             while let Some(response) = collected.recv().await {
                 responses.push(response);
             }
             if !responses.is_empty() {
-                session.send(Value::Array(responses));
+                reply(Value::Array(responses));
             }
         });
     }
@@ -508,20 +451,20 @@ impl<H: ToolHost> Session<H> {
     }
 
     /// The response to `request`; `None` for a listen stream, which has none.
-    async fn respond(&self, request: Request) -> Option<Value> {
+    async fn respond(&self, request: Request, reply: Outbox) -> Option<Value> {
         let id = request.id.clone();
         let result = match Era::of(&request) {
             Err(error) => Err(error),
-            Ok(Era::Legacy) => self.dispatch(request).await,
+            Ok(Era::Legacy) => self.dispatch(request, reply).await,
             Ok(Era::Stateless { .. }) if request.method == "subscriptions/listen" => {
-                self.listen(request).await;
+                self.listen(request, reply).await;
                 return None;
             }
             Ok(Era::Stateless {
                 revision,
                 log_level,
             }) => self
-                .dispatch_stateless(request, revision, log_level)
+                .dispatch_stateless(request, revision, log_level, reply)
                 .await
                 .map(complete),
         };
@@ -531,7 +474,7 @@ impl<H: ToolHost> Session<H> {
         })
     }
 
-    async fn dispatch(&self, request: Request) -> Result<Value, RpcError> {
+    async fn dispatch(&self, request: Request, reply: Outbox) -> Result<Value, RpcError> {
         match request.method.as_str() {
             "ping" => Ok(json!({})),
             "tools/list" => {
@@ -541,7 +484,8 @@ impl<H: ToolHost> Session<H> {
             "tools/call" => {
                 self.host.ready().await;
                 let (revision, log_level) = (self.revision(), self.log_level.clone());
-                self.call_tool(request.params, revision, log_level).await
+                self.call_tool(request.params, revision, log_level, reply)
+                    .await
             }
             "logging/setLevel" => self.set_log_level(&request.params),
             method => Err(RpcError::method_not_found(method)),
@@ -554,6 +498,7 @@ impl<H: ToolHost> Session<H> {
         request: Request,
         revision: Revision,
         log_level: Option<LogLevel>,
+        reply: Outbox,
     ) -> Result<Value, RpcError> {
         match request.method.as_str() {
             "server/discover" => Ok(self.discover()),
@@ -572,7 +517,8 @@ impl<H: ToolHost> Session<H> {
             "tools/call" => {
                 self.host.ready().await;
                 let log_level = Arc::new(AtomicU8::new(log_level.map_or(LOGGING_OFF, |l| l as u8)));
-                self.call_tool(request.params, revision, log_level).await
+                self.call_tool(request.params, revision, log_level, reply)
+                    .await
             }
             method @ ("ping" | "logging/setLevel") => Err(RpcError::new(
                 jsonrpc::code::METHOD_NOT_FOUND,
@@ -601,7 +547,7 @@ impl<H: ToolHost> Session<H> {
 
     /// A `subscriptions/listen` stream: acknowledged at once, then open until
     /// it is cancelled or the input closes; it never gets a response.
-    async fn listen(&self, request: Request) {
+    async fn listen(&self, request: Request, reply: Outbox) {
         let params = &request.params;
         let tools_list_changed = params
             .get("notifications")
@@ -616,6 +562,7 @@ impl<H: ToolHost> Session<H> {
             Listener {
                 id: request.id.clone(),
                 tools_list_changed,
+                reply: reply.clone(),
             },
         );
         let _registered = Deregister {
@@ -629,7 +576,7 @@ impl<H: ToolHost> Session<H> {
         if tools_list_changed && self.options.list_changed {
             honoured.insert("toolsListChanged".into(), true.into());
         }
-        self.send(jsonrpc::notification(
+        reply(jsonrpc::notification(
             "notifications/subscriptions/acknowledged",
             Some(json!({
                 "notifications": honoured,
@@ -674,6 +621,7 @@ impl<H: ToolHost> Session<H> {
         mut params: Map<String, Value>,
         revision: Revision,
         log_level: Arc<AtomicU8>,
+        reply: Outbox,
     ) -> Result<Value, RpcError> {
         let Some(Value::String(name)) = params.remove("name") else {
             return Err(RpcError::invalid_params(
@@ -694,7 +642,7 @@ impl<H: ToolHost> Session<H> {
             .and_then(|meta| meta.get("progressToken"))
             .filter(|token| token.is_string() || token.is_number())
             .cloned();
-        let events = self.event_sink(progress_token, &name, revision, log_level);
+        let events = event_sink(reply, progress_token, &name, revision, log_level);
         match self.host.call(&name, arguments, Some(events)).await {
             Ok(output) => Ok(shape::call_result_json(&output, revision)),
             Err(UnknownTool) => Err(RpcError::invalid_params(format!("Unknown tool: {name}"))),
@@ -714,83 +662,87 @@ impl<H: ToolHost> Session<H> {
         self.log_level.store(level as u8, Ordering::Relaxed);
         Ok(json!({}))
     }
+}
 
-    /// Where a call's events go: progress notifications for the request's
-    /// progress token (increasing values only, as the spec requires), and
-    /// log notifications at or above `log_level` (the session's, or a
-    /// stateless request's own).
-    fn event_sink(
-        &self,
-        progress_token: Option<Value>,
-        tool: &str,
-        revision: Revision,
-        log_level: Arc<AtomicU8>,
-    ) -> EventSink {
-        let outbox = self.outbox.clone();
-        let logger = tool.to_string();
-        let last_progress = Mutex::new(f64::NEG_INFINITY);
-        Arc::new(move |event| match event {
-            CallEvent::Progress {
-                done,
-                total,
-                message,
-            } => {
-                let Some(token) = &progress_token else { return };
-                let mut last = last_progress.lock().unwrap();
-                if !done.is_finite() || done <= *last {
-                    return;
-                }
-                *last = done;
-                let mut params = json!({ "progressToken": token, "progress": done });
-                if let Some(total) = total.filter(|t| t.is_finite()) {
-                    params["total"] = total.into();
-                }
-                if let Some(message) = message.filter(|_| revision >= Revision::V2025_03_26) {
-                    params["message"] = message.into();
-                }
-                let _ = outbox.send(jsonrpc::notification(
-                    "notifications/progress",
-                    Some(params),
-                ));
+/// Where a call's events go (to `reply`): progress notifications for the
+/// request's progress token (increasing values only, as the spec requires),
+/// and log notifications at or above `log_level` (the session's, or a
+/// stateless request's own).
+fn event_sink(
+    reply: Outbox,
+    progress_token: Option<Value>,
+    tool: &str,
+    revision: Revision,
+    log_level: Arc<AtomicU8>,
+) -> EventSink {
+    let logger = tool.to_string();
+    let last_progress = Mutex::new(f64::NEG_INFINITY);
+    Arc::new(move |event| match event {
+        CallEvent::Progress {
+            done,
+            total,
+            message,
+        } => {
+            let Some(token) = &progress_token else { return };
+            let mut last = last_progress.lock().unwrap();
+            if !done.is_finite() || done <= *last {
+                return;
             }
-            CallEvent::Log { level, message } => {
-                if (level as u8) < log_level.load(Ordering::Relaxed) {
-                    return;
-                }
-                let params = json!({ "level": level.as_str(), "logger": logger, "data": message });
-                let _ = outbox.send(jsonrpc::notification("notifications/message", Some(params)));
+            *last = done;
+            let mut params = json!({ "progressToken": token, "progress": done });
+            if let Some(total) = total.filter(|t| t.is_finite()) {
+                params["total"] = total.into();
             }
-        })
+            if let Some(message) = message.filter(|_| revision >= Revision::V2025_03_26) {
+                params["message"] = message.into();
+            }
+            reply(jsonrpc::notification(
+                "notifications/progress",
+                Some(params),
+            ));
+        }
+        CallEvent::Log { level, message } => {
+            if (level as u8) < log_level.load(Ordering::Relaxed) {
+                return;
+            }
+            let params = json!({ "level": level.as_str(), "logger": logger, "data": message });
+            reply(jsonrpc::notification("notifications/message", Some(params)));
+        }
+    })
+}
+
+/// Passes the host's events on to the session's client until the session
+/// is gone or the host stops sending.
+async fn follow_host<H: ToolHost>(session: Weak<Session<H>>, mut events: HostEvents) {
+    // Only changes from now on are news to this session.
+    events.tools_changed.borrow_and_update();
+    let (mut tools_open, mut logs_open) = (true, true);
+    loop {
+        tokio::select! {
+            changed = events.tools_changed.changed(), if tools_open => match changed {
+                Ok(()) => {
+                    events.tools_changed.borrow_and_update();
+                    let Some(session) = session.upgrade() else { return };
+                    session.tools_changed();
+                }
+                Err(_) => tools_open = false,
+            },
+            log = events.logs.recv(), if logs_open => match log {
+                Ok(log) => {
+                    let Some(session) = session.upgrade() else { return };
+                    session.host_log(log);
+                }
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::debug!("{missed} host log message(s) not passed on to the client");
+                }
+                Err(broadcast::error::RecvError::Closed) => logs_open = false,
+            },
+            else => return,
+        }
     }
 }
 
 impl<H: ToolHost> Session<H> {
-    /// Passes the host's events on to the client until the session ends.
-    async fn follow_host(self: Arc<Self>, mut events: HostEvents) {
-        // Only changes from now on are news to this session.
-        events.tools_changed.borrow_and_update();
-        let (mut tools_open, mut logs_open) = (true, true);
-        loop {
-            tokio::select! {
-                changed = events.tools_changed.changed(), if tools_open => match changed {
-                    Ok(()) => {
-                        events.tools_changed.borrow_and_update();
-                        self.tools_changed();
-                    }
-                    Err(_) => tools_open = false,
-                },
-                log = events.logs.recv(), if logs_open => match log {
-                    Ok(log) => self.host_log(log),
-                    Err(broadcast::error::RecvError::Lagged(missed)) => {
-                        tracing::debug!("{missed} host log message(s) not passed on to the client");
-                    }
-                    Err(broadcast::error::RecvError::Closed) => logs_open = false,
-                },
-                else => return,
-            }
-        }
-    }
-
     /// `notifications/tools/list_changed`, when the capability was declared:
     /// plain to an initialized (legacy) client, and tagged with its
     /// subscription id to every open listen stream that asked for it.
@@ -800,7 +752,7 @@ impl<H: ToolHost> Session<H> {
         }
         if self.revision.lock().unwrap().is_some() {
             tracing::debug!("telling the client that the tool list changed");
-            self.send(jsonrpc::notification(
+            (self.notify)(jsonrpc::notification(
                 "notifications/tools/list_changed",
                 None,
             ));
@@ -811,7 +763,7 @@ impl<H: ToolHost> Session<H> {
                     "telling listen stream {} that the tool list changed",
                     listener.id
                 );
-                self.send(jsonrpc::notification(
+                (listener.reply)(jsonrpc::notification(
                     "notifications/tools/list_changed",
                     Some(json!({ "_meta": { META_SUBSCRIPTION_ID: listener.id } })),
                 ));
@@ -826,7 +778,7 @@ impl<H: ToolHost> Session<H> {
         }
         let params =
             json!({ "level": log.level.as_str(), "logger": log.logger, "data": log.message });
-        self.send(jsonrpc::notification("notifications/message", Some(params)));
+        (self.notify)(jsonrpc::notification("notifications/message", Some(params)));
     }
 }
 
