@@ -18,6 +18,90 @@ use corral::{cache, reload};
 use serde_json::{Map, Value};
 use tracing_subscriber::EnvFilter;
 
+/// `serve --http`: the Streamable HTTP transport instead of stdio.
+#[derive(clap::Args)]
+struct HttpFlags {
+    /// Serve MCP over Streamable HTTP on ADDR (host:port, or a bare port
+    /// for 127.0.0.1) at the path /mcp, instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// Require `Authorization: Bearer TOKEN` on every HTTP request. Needed
+    /// to listen on a non-loopback address.
+    #[arg(
+        long,
+        env = "CORRAL_BEARER_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    bearer_token: Option<String>,
+    /// Listen on a non-loopback address without a bearer token (for a
+    /// proxy in front that authenticates).
+    #[arg(long)]
+    allow_unauthenticated: bool,
+    /// A host name accepted in the Host header besides the loopback names
+    /// (repeatable). Without any, a non-loopback listener accepts any host.
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    allowed_hosts: Vec<String>,
+    /// A browser origin (scheme://host[:port]) accepted besides loopback
+    /// origins (repeatable).
+    #[arg(long = "allowed-origin", value_name = "ORIGIN")]
+    allowed_origins: Vec<String>,
+    /// The largest HTTP request body accepted, in bytes.
+    #[arg(long, default_value_t = mcp::HttpOptions::default().max_body_bytes, value_name = "BYTES")]
+    max_body_bytes: usize,
+}
+
+impl HttpFlags {
+    /// The transport settings, or `None` for stdio.
+    fn options(self) -> Result<Option<mcp::HttpOptions>> {
+        let Some(addr) = self.http else {
+            return Ok(None);
+        };
+        let listen: std::net::SocketAddr = match addr.parse::<u16>() {
+            Ok(port) => ([127, 0, 0, 1], port).into(),
+            Err(_) => addr
+                .parse()
+                .with_context(|| format!("--http {addr}: expected host:port or a port"))?,
+        };
+        if !listen.ip().is_loopback() && self.bearer_token.is_none() && !self.allow_unauthenticated
+        {
+            bail!(
+                "--http {listen} is not a loopback address: set --bearer-token (or CORRAL_BEARER_TOKEN), or pass --allow-unauthenticated when a proxy in front authenticates"
+            );
+        }
+        if self
+            .bearer_token
+            .as_ref()
+            .is_some_and(|t| t.trim().is_empty())
+        {
+            bail!("--bearer-token must not be empty");
+        }
+        Ok(Some(mcp::HttpOptions {
+            listen,
+            bearer_token: self.bearer_token,
+            allowed_hosts: self.allowed_hosts,
+            allowed_origins: self.allowed_origins,
+            max_body_bytes: self.max_body_bytes,
+            ..mcp::HttpOptions::default()
+        }))
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM: the HTTP server then shuts down gracefully.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut terminate = signal(SignalKind::terminate()).expect("installing a SIGTERM handler");
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
+}
+
 /// Serve WebAssembly components as MCP tools.
 #[derive(Parser)]
 #[command(version, about)]
@@ -45,7 +129,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve every plugin (*.wasm component) in DIR over stdio (MCP).
+    /// Serve every plugin (*.wasm component) in DIR over stdio (MCP), or
+    /// over Streamable HTTP with --http.
     Serve {
         /// The plugin folder.
         dir: PathBuf,
@@ -56,6 +141,8 @@ enum Command {
         /// changes (clients are then not told of any: listChanged is false).
         #[arg(long)]
         no_watch: bool,
+        #[command(flatten)]
+        http: HttpFlags,
     },
     /// Print the tools that `serve DIR` would offer.
     List {
@@ -134,10 +221,12 @@ async fn run(
             dir,
             page_size,
             no_watch,
+            http,
         } => {
             if !dir.is_dir() {
                 bail!("{} is not a folder", dir.display());
             }
+            let http = http.options()?;
             // Answer initialize and ping at once; tool requests wait for the
             // first load, which runs in the background.
             let catalog = Arc::new(Catalog::starting());
@@ -146,7 +235,10 @@ async fn run(
                 page_size,
                 list_changed: reloading.is_watching(),
             };
-            mcp::serve_stdio(catalog, options).await?;
+            match http {
+                Some(http) => mcp::serve_http(catalog, options, http, shutdown_signal()).await?,
+                None => mcp::serve_stdio(catalog, options).await?,
+            }
             drop(reloading);
             Ok(ExitCode::SUCCESS)
         }

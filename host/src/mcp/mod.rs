@@ -4,6 +4,7 @@
 //! This layer knows nothing of WebAssembly. It serves whatever implements
 //! [`ToolHost`].
 
+mod http;
 pub mod jsonrpc;
 pub mod revision;
 mod session;
@@ -18,6 +19,7 @@ use tokio::sync::{broadcast, watch};
 
 use crate::tool::{CallOutput, EventSink, LogLevel, ToolDef};
 
+pub use http::{HttpOptions, serve_http};
 pub use revision::Revision;
 pub use session::{Outbox, ServerOptions, Session};
 pub use shape::{call_result_json, tool_json};

@@ -1,0 +1,1058 @@
+//! The Streamable HTTP transport: one endpoint (`/mcp` by default) that
+//! takes JSON-RPC messages by POST and answers each with a JSON body or an
+//! SSE stream, in both eras of the protocol.
+//!
+//! This layer only maps HTTP onto [`Session`]s; the protocol itself (eras,
+//! revisions, dispatch) is the session's business.
+//!
+//! # Sessions
+//!
+//! - A POST of `initialize` without an `Mcp-Session-Id` header starts a
+//!   legacy session; its id (128 random bits) comes back in `Mcp-Session-Id`
+//!   and every later request of that client carries it. A GET with the id
+//!   opens the session's one standalone SSE stream, where messages that
+//!   answer no request go (`notifications/tools/list_changed`, host log
+//!   messages); a DELETE ends the session. An unknown or ended id gets 404,
+//!   and a session idle for longer than its idle timeout (no request, no
+//!   open GET stream) is ended.
+//! - Any other POST without `Mcp-Session-Id` is a stateless (2026-07-28)
+//!   exchange: it must carry the `MCP-Protocol-Version` header, and it is
+//!   served by a session of its own that ends with the exchange. Nothing is
+//!   shared between two stateless POSTs, so replicas behind a load balancer
+//!   need no shared state, and one client's request ids never meet
+//!   another's. Protocol errors of a stateless exchange map to HTTP statuses
+//!   (404 for an unknown method, 400 for bad params, versions and headers).
+//!
+//! # Responses
+//!
+//! The transport waits for the first message the POST causes. When that is
+//! the final answer (the response to a single request, or a batch's array),
+//! it is sent as one `application/json` body; otherwise (a progress or log
+//! notification came first, or a `subscriptions/listen` acknowledgement) the
+//! response is an SSE stream that carries every message of the POST and
+//! ends when its work is done. A POST of only notifications or responses
+//! gets 202 and no body.
+//!
+//! # Security
+//!
+//! Every request passes, in order: the Host check (DNS rebinding: on a
+//! loopback address only loopback host names, or the configured ones, are
+//! accepted), the Origin check (a browser's Origin must be a loopback origin
+//! or a configured one), and the bearer token when one is configured. Bodies
+//! are limited in size, request headers must arrive within a timeout, and
+//! the number of legacy sessions is bounded.
+//!
+//! # Shutdown
+//!
+//! When `shutdown` resolves the listener closes, the streams that never end
+//! on their own (GET streams, listen streams) end, and requests in flight
+//! finish and are answered, for at most the grace period.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result};
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::{Body, Frame as BodyFrame, Incoming as IncomingBody, SizeHint};
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+
+use super::jsonrpc::{self, Frame, Incoming, RpcError};
+use super::session::{Outbox, ServerOptions, Session};
+use super::{Revision, ToolHost};
+
+/// Settings of the HTTP transport.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// The address to listen on.
+    pub listen: SocketAddr,
+    /// The path of the MCP endpoint.
+    pub path: String,
+    /// When set, every request must carry `Authorization: Bearer <token>`.
+    pub bearer_token: Option<String>,
+    /// Host names (without port) accepted in the `Host` header, besides the
+    /// loopback names a loopback listener always accepts. Empty on a
+    /// non-loopback listener: any host (the bearer token protects it).
+    pub allowed_hosts: Vec<String>,
+    /// Origins (`scheme://host[:port]`) accepted besides loopback ones.
+    pub allowed_origins: Vec<String>,
+    /// The largest request body accepted, in bytes.
+    pub max_body_bytes: usize,
+    /// Legacy sessions unused for this long are ended.
+    pub session_idle_timeout: Duration,
+    /// At most this many legacy sessions at once; `initialize` beyond gets 503.
+    pub max_sessions: usize,
+    /// How long requests in flight may take to finish at shutdown.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            path: "/mcp".into(),
+            bearer_token: None,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            max_body_bytes: 4 * 1024 * 1024,
+            session_idle_timeout: Duration::from_secs(30 * 60),
+            max_sessions: 10_000,
+            shutdown_grace: Duration::from_secs(35),
+        }
+    }
+}
+
+/// The session header of the legacy era.
+const SESSION_HEADER: &str = "mcp-session-id";
+/// The revision header: the negotiated one in a legacy session, the
+/// request's own in the stateless era.
+const VERSION_HEADER: &str = "mcp-protocol-version";
+/// Stateless requests restate their method and tool name in headers, so
+/// that proxies can route without parsing the body; they must agree.
+const METHOD_HEADER: &str = "mcp-method";
+const NAME_HEADER: &str = "mcp-name";
+/// The JSON-RPC error for a header that disagrees with the body.
+const HEADER_MISMATCH: i64 = -32020;
+/// The `_meta` key naming a stateless request's revision.
+const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// How long a client may take to send its request headers.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// An SSE comment this often keeps idle streams open through proxies.
+const KEEPALIVE: Duration = Duration::from_secs(15);
+/// How often idle legacy sessions are looked for.
+const SWEEP_EVERY: Duration = Duration::from_secs(30);
+
+/// Serves MCP over HTTP until `shutdown` resolves, then shuts down
+/// gracefully. Logs the address it listens on (useful with port 0).
+pub async fn serve_http<H, S>(
+    host: Arc<H>,
+    options: ServerOptions,
+    http: HttpOptions,
+    shutdown: S,
+) -> Result<()>
+where
+    H: ToolHost,
+    S: Future<Output = ()>,
+{
+    let listener = TcpListener::bind(http.listen)
+        .await
+        .with_context(|| format!("listening on {}", http.listen))?;
+    let local = listener.local_addr()?;
+    tracing::info!("listening on http://{local}{}", http.path);
+    let server = Arc::new(Server::new(host, options, http, local));
+    let sweeper = tokio::spawn(server.clone().sweep_idle_sessions());
+
+    let graceful = GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(err) => {
+                    // Out of file descriptors and the like: wait, then go on.
+                    tracing::warn!("accepting a connection: {err}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let server = server.clone();
+        let service = service_fn(move |request| {
+            let server = server.clone();
+            async move { Ok::<_, Infallible>(server.handle(request).await) }
+        });
+        let connection = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(HEADER_TIMEOUT)
+            .serve_connection(TokioIo::new(stream), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(err) = connection.await {
+                tracing::debug!("connection from {peer}: {err}");
+            }
+        });
+    }
+
+    tracing::info!("shutting down: finishing requests in flight");
+    drop(listener);
+    sweeper.abort();
+    // Streams that would never end on their own end now; requests in flight
+    // go on, and their connections close once answered.
+    server.closing.cancel();
+    let sessions: Vec<_> = server.sessions.lock().unwrap().drain().collect();
+    for (_, legacy) in &sessions {
+        legacy.close_standalone();
+    }
+    let grace = server.http.shutdown_grace;
+    if tokio::time::timeout(grace, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("requests still running after {grace:?}; closing them");
+    }
+    for (_, legacy) in sessions {
+        let _ = tokio::time::timeout(grace, legacy.session.finish()).await;
+    }
+    Ok(())
+}
+
+/// One legacy (initialized) client.
+struct LegacySession<H> {
+    session: Arc<Session<H>>,
+    /// The open GET stream, where messages that answer no request go.
+    standalone: Arc<Mutex<Option<mpsc::UnboundedSender<Value>>>>,
+    last_used: Mutex<Instant>,
+}
+
+impl<H: ToolHost> LegacySession<H> {
+    fn touch(&self) {
+        *self.last_used.lock().unwrap() = Instant::now();
+    }
+
+    fn has_open_stream(&self) -> bool {
+        self.standalone
+            .lock()
+            .unwrap()
+            .as_ref()
+            .is_some_and(|sender| !sender.is_closed())
+    }
+
+    fn close_standalone(&self) {
+        self.standalone.lock().unwrap().take();
+    }
+}
+
+struct Server<H> {
+    host: Arc<H>,
+    options: ServerOptions,
+    http: HttpOptions,
+    /// Host names accepted in `Host` (lower case); empty: any.
+    hosts: Vec<String>,
+    sessions: Mutex<HashMap<String, Arc<LegacySession<H>>>>,
+    /// Cancelled at shutdown: GET and listen streams end.
+    closing: CancellationToken,
+}
+
+/// What a POST's frame holds, for routing.
+struct FrameSummary {
+    /// Whether anything in it expects an answer.
+    expects_answer: bool,
+    /// The method of a single request.
+    method: Option<String>,
+    /// Whether a request in it opens a `subscriptions/listen` stream.
+    listens: bool,
+}
+
+impl FrameSummary {
+    fn of(frame: &Frame) -> Self {
+        let items: Vec<&Incoming> = match frame {
+            Frame::Single(item) => vec![item],
+            Frame::Batch(items) if items.is_empty() => {
+                return FrameSummary {
+                    expects_answer: true,
+                    method: None,
+                    listens: false,
+                };
+            }
+            Frame::Batch(items) => items.iter().collect(),
+            Frame::Unparseable(_) => {
+                return FrameSummary {
+                    expects_answer: true,
+                    method: None,
+                    listens: false,
+                };
+            }
+        };
+        let expects_answer = items
+            .iter()
+            .any(|item| matches!(item, Incoming::Request(_) | Incoming::Invalid { .. }));
+        let listens = items.iter().any(
+            |item| matches!(item, Incoming::Request(request) if request.method == "subscriptions/listen"),
+        );
+        let method = match frame {
+            Frame::Single(Incoming::Request(request)) => Some(request.method.clone()),
+            _ => None,
+        };
+        FrameSummary {
+            expects_answer,
+            method,
+            listens,
+        }
+    }
+}
+
+type HttpResponse = http::Response<ResponseBody>;
+
+impl<H: ToolHost> Server<H> {
+    fn new(host: Arc<H>, options: ServerOptions, http: HttpOptions, local: SocketAddr) -> Self {
+        let mut hosts: Vec<String> = http
+            .allowed_hosts
+            .iter()
+            .map(|host| host.trim_matches(['[', ']']).to_ascii_lowercase())
+            .collect();
+        if local.ip().is_loopback() {
+            hosts.extend(["localhost", "127.0.0.1", "::1"].map(String::from));
+        }
+        Server {
+            host,
+            options,
+            http,
+            hosts,
+            sessions: Mutex::new(HashMap::new()),
+            closing: CancellationToken::new(),
+        }
+    }
+
+    async fn handle(self: Arc<Self>, request: http::Request<IncomingBody>) -> HttpResponse {
+        if request.uri().path() != self.http.path {
+            return plain(
+                StatusCode::NOT_FOUND,
+                "not found: the MCP endpoint is elsewhere",
+            );
+        }
+        if let Some(refusal) = self.refusal(request.headers()) {
+            return refusal;
+        }
+        match *request.method() {
+            Method::POST => self.post(request).await,
+            Method::GET => self.get(request.headers()),
+            Method::DELETE => self.delete(request.headers()).await,
+            _ => {
+                let mut response = plain(StatusCode::METHOD_NOT_ALLOWED, "method not allowed");
+                response
+                    .headers_mut()
+                    .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+                response
+            }
+        }
+    }
+
+    /// The Host, Origin and bearer token checks: the response refusing the
+    /// request, if any.
+    fn refusal(&self, headers: &HeaderMap) -> Option<HttpResponse> {
+        if !self.hosts.is_empty() {
+            let host = headers
+                .get(header::HOST)
+                .and_then(|value| value.to_str().ok())
+                .map(host_name);
+            if !host.as_ref().is_some_and(|host| self.hosts.contains(host)) {
+                tracing::warn!("refused a request for host {host:?} (DNS rebinding protection)");
+                return Some(plain(
+                    StatusCode::FORBIDDEN,
+                    "forbidden: the Host header names a host this server does not serve",
+                ));
+            }
+        }
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let origin = origin.to_str().unwrap_or("");
+            let allowed = self
+                .http
+                .allowed_origins
+                .iter()
+                .any(|allowed| allowed.eq_ignore_ascii_case(origin))
+                || origin_host(origin).is_some_and(|host| is_loopback_name(&host));
+            if !allowed {
+                tracing::warn!("refused a request from origin {origin:?}");
+                return Some(plain(
+                    StatusCode::FORBIDDEN,
+                    "forbidden: requests from this Origin are not allowed",
+                ));
+            }
+        }
+        if let Some(token) = &self.http.bearer_token {
+            let presented = headers
+                .get(header::AUTHORIZATION)
+                .and_then(|value| value.to_str().ok())
+                .and_then(|value| value.strip_prefix("Bearer "))
+                .map(str::trim);
+            if !presented.is_some_and(|presented| same_secret(presented, token)) {
+                let mut response = plain(
+                    StatusCode::UNAUTHORIZED,
+                    "unauthorized: a bearer token is required",
+                );
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+                return Some(response);
+            }
+        }
+        None
+    }
+
+    async fn post(self: Arc<Self>, request: http::Request<IncomingBody>) -> HttpResponse {
+        let headers = request.headers().clone();
+        if !accepts(&headers, "application/json") || !accepts(&headers, "text/event-stream") {
+            return rpc_error(
+                StatusCode::NOT_ACCEPTABLE,
+                Value::Null,
+                RpcError::new(
+                    -32000,
+                    "Not Acceptable: the Accept header must allow both application/json and text/event-stream",
+                ),
+            );
+        }
+        let content_type = header_str(&headers, header::CONTENT_TYPE.as_str()).unwrap_or("");
+        if !content_type
+            .split(';')
+            .next()
+            .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
+        {
+            return rpc_error(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                Value::Null,
+                RpcError::new(
+                    -32000,
+                    "Unsupported Media Type: the body must be application/json",
+                ),
+            );
+        }
+        let limit = self.http.max_body_bytes;
+        let body = match Limited::new(request.into_body(), limit).collect().await {
+            Ok(body) => body.to_bytes(),
+            Err(err) if err.is::<http_body_util::LengthLimitError>() => {
+                return rpc_error(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    Value::Null,
+                    RpcError::new(
+                        jsonrpc::code::INVALID_REQUEST,
+                        format!("Payload Too Large: the body is limited to {limit} bytes"),
+                    ),
+                );
+            }
+            Err(err) => {
+                tracing::debug!("reading a request body: {err}");
+                return plain(
+                    StatusCode::BAD_REQUEST,
+                    "bad request: the body could not be read",
+                );
+            }
+        };
+        let frame = match std::str::from_utf8(&body) {
+            Ok(text) => jsonrpc::parse_frame(text.trim()),
+            Err(_) => Frame::Unparseable(RpcError::new(
+                jsonrpc::code::PARSE_ERROR,
+                "Parse error: the body is not valid UTF-8",
+            )),
+        };
+        if let Frame::Unparseable(error) = &frame {
+            return rpc_error(StatusCode::BAD_REQUEST, Value::Null, error.clone());
+        }
+        let summary = FrameSummary::of(&frame);
+        let version = header_str(&headers, VERSION_HEADER).map(str::trim);
+
+        if let Some(id) = header_str(&headers, SESSION_HEADER) {
+            let Some(legacy) = self.sessions.lock().unwrap().get(id.trim()).cloned() else {
+                return session_not_found();
+            };
+            if let Some(version) = version
+                && Revision::parse(version).is_none()
+            {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    Value::Null,
+                    RpcError::new(
+                        -32000,
+                        format!("Bad Request: unsupported MCP-Protocol-Version {version}"),
+                    ),
+                );
+            }
+            legacy.touch();
+            return exchange(&legacy.session, frame, &summary, &self.closing, None).await;
+        }
+
+        let stateless_version =
+            version.filter(|version| Revision::parse(version).is_none_or(Revision::is_stateless));
+        if summary.method.as_deref() == Some("initialize") {
+            if let Some(version) = stateless_version {
+                // The stateless era has no handshake: like any method it does
+                // not have, initialize is not found there.
+                let Frame::Single(Incoming::Request(request)) = frame else {
+                    unreachable!("a single request has a method")
+                };
+                return rpc_error(
+                    StatusCode::NOT_FOUND,
+                    request.id,
+                    RpcError::new(
+                        jsonrpc::code::METHOD_NOT_FOUND,
+                        format!(
+                            "Method not found: initialize is not part of protocol revision {version} (MCP-Protocol-Version header); omit the header to start a {} session",
+                            Revision::NEWEST_LEGACY
+                        ),
+                    ),
+                );
+            }
+            return self.initialize(frame, &summary).await;
+        }
+        let Some(version) = stateless_version else {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                Value::Null,
+                RpcError::new(
+                    -32000,
+                    format!(
+                        "Bad Request: no Mcp-Session-Id header. Send initialize first, or make stateless requests with the header MCP-Protocol-Version: {}",
+                        Revision::V2026_07_28
+                    ),
+                ),
+            );
+        };
+        if let Some(refusal) = header_mismatch(&headers, version, &frame) {
+            return refusal;
+        }
+        // A session of its own for this exchange, ended with it.
+        let session = Session::new(self.host.clone(), self.options.clone(), Arc::new(|_| {}));
+        exchange(
+            &session,
+            frame,
+            &summary,
+            &self.closing,
+            Some(session.clone()),
+        )
+        .await
+    }
+
+    /// A new legacy session answers `initialize`.
+    async fn initialize(self: &Arc<Self>, frame: Frame, summary: &FrameSummary) -> HttpResponse {
+        if self.sessions.lock().unwrap().len() >= self.http.max_sessions {
+            return rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                Value::Null,
+                RpcError::new(
+                    -32000,
+                    "Service Unavailable: too many sessions; try again later",
+                ),
+            );
+        }
+        let standalone: Arc<Mutex<Option<mpsc::UnboundedSender<Value>>>> = Arc::default();
+        let notify: Outbox = {
+            let standalone = standalone.clone();
+            Arc::new(move |message| {
+                let mut stream = standalone.lock().unwrap();
+                // Without an open GET stream there is nowhere to send it.
+                if let Some(sender) = stream.as_ref()
+                    && sender.send(message).is_err()
+                {
+                    *stream = None;
+                }
+            })
+        };
+        let session = Session::new(self.host.clone(), self.options.clone(), notify);
+        let id = new_session_id();
+        let mut response = exchange(&session, frame, summary, &self.closing, None).await;
+        if response.status().is_success() {
+            self.sessions.lock().unwrap().insert(
+                id.clone(),
+                Arc::new(LegacySession {
+                    session,
+                    standalone,
+                    last_used: Mutex::new(Instant::now()),
+                }),
+            );
+            tracing::debug!("session {id} started");
+            response.headers_mut().insert(
+                SESSION_HEADER,
+                HeaderValue::from_str(&id).expect("a hex id is a valid header value"),
+            );
+        }
+        response
+    }
+
+    /// GET: a legacy session's standalone SSE stream.
+    fn get(&self, headers: &HeaderMap) -> HttpResponse {
+        if !accepts(headers, "text/event-stream") {
+            return plain(
+                StatusCode::NOT_ACCEPTABLE,
+                "not acceptable: the Accept header must allow text/event-stream",
+            );
+        }
+        let Some(id) = header_str(headers, SESSION_HEADER) else {
+            let mut response = plain(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method not allowed: without a session there is no stream to GET; POST subscriptions/listen instead",
+            );
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST"));
+            return response;
+        };
+        let Some(legacy) = self.sessions.lock().unwrap().get(id.trim()).cloned() else {
+            return session_not_found();
+        };
+        let (sender, receiver) = mpsc::unbounded_channel();
+        {
+            let mut stream = legacy.standalone.lock().unwrap();
+            if stream.as_ref().is_some_and(|open| !open.is_closed()) {
+                return plain(
+                    StatusCode::CONFLICT,
+                    "conflict: this session already has an open GET stream",
+                );
+            }
+            *stream = Some(sender);
+        }
+        legacy.touch();
+        sse_response(receiver, None, Some(&self.closing), None)
+    }
+
+    /// DELETE: the client ends its legacy session.
+    async fn delete(&self, headers: &HeaderMap) -> HttpResponse {
+        let Some(id) = header_str(headers, SESSION_HEADER) else {
+            let mut response = plain(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method not allowed: stateless requests have no session to delete",
+            );
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST"));
+            return response;
+        };
+        let Some(legacy) = self.sessions.lock().unwrap().remove(id.trim()) else {
+            return session_not_found();
+        };
+        tracing::debug!("session {} ended by the client", id.trim());
+        legacy.close_standalone();
+        // Requests still running finish in the background.
+        tokio::spawn(async move { legacy.session.finish().await });
+        http::Response::builder()
+            .status(StatusCode::OK)
+            .body(ResponseBody::empty())
+            .unwrap()
+    }
+
+    /// Ends legacy sessions that nobody used for the idle timeout.
+    async fn sweep_idle_sessions(self: Arc<Self>) {
+        let mut ticks = tokio::time::interval(SWEEP_EVERY);
+        loop {
+            ticks.tick().await;
+            let timeout = self.http.session_idle_timeout;
+            let expired: Vec<(String, Arc<LegacySession<H>>)> = {
+                let mut sessions = self.sessions.lock().unwrap();
+                let idle: Vec<String> = sessions
+                    .iter()
+                    .filter(|(_, legacy)| {
+                        !legacy.has_open_stream()
+                            && legacy.last_used.lock().unwrap().elapsed() > timeout
+                    })
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                idle.into_iter()
+                    .filter_map(|id| sessions.remove_entry(&id))
+                    .collect()
+            };
+            for (id, legacy) in expired {
+                tracing::debug!("session {id} ended: idle for {timeout:?}");
+                tokio::spawn(async move { legacy.session.finish().await });
+            }
+        }
+    }
+}
+
+/// Hands `frame` to `session` and answers with what it causes. `closing`
+/// ends the stream at shutdown if it would never end on its own (a listen
+/// stream); `ephemeral` is a stateless exchange's own session, finished
+/// when the exchange is over, and makes protocol errors HTTP errors.
+async fn exchange<H: ToolHost>(
+    session: &Arc<Session<H>>,
+    frame: Frame,
+    summary: &FrameSummary,
+    closing: &CancellationToken,
+    ephemeral: Option<Arc<Session<H>>>,
+) -> HttpResponse {
+    let (sender, mut receiver) = mpsc::unbounded_channel();
+    let reply: Outbox = Arc::new(move |message| {
+        // Fails only once the client has gone; no one is left to tell.
+        let _ = sender.send(message);
+    });
+    session.handle_frame(frame, reply);
+    let stateless = ephemeral.is_some();
+    let finish = move || {
+        if let Some(session) = ephemeral {
+            tokio::spawn(async move { session.finish().await });
+        }
+    };
+    if !summary.expects_answer {
+        finish();
+        return http::Response::builder()
+            .status(StatusCode::ACCEPTED)
+            .body(ResponseBody::empty())
+            .unwrap();
+    }
+    let Some(first) = receiver.recv().await else {
+        // Everything asked was cancelled: nothing to answer.
+        finish();
+        return http::Response::builder()
+            .status(StatusCode::ACCEPTED)
+            .body(ResponseBody::empty())
+            .unwrap();
+    };
+    let is_final = first.is_array() || (first.get("id").is_some() && first.get("method").is_none());
+    if is_final {
+        finish();
+        let status = if stateless {
+            stateless_status(&first)
+        } else {
+            StatusCode::OK
+        };
+        return json_response(status, &first);
+    }
+    let closing = Some(closing).filter(|_| summary.listens);
+    sse_response(receiver, Some(first), closing, Some(Box::new(finish)))
+}
+
+/// The HTTP status of a stateless exchange's single answer.
+fn stateless_status(answer: &Value) -> StatusCode {
+    let Some(code) = answer.pointer("/error/code").and_then(Value::as_i64) else {
+        return StatusCode::OK;
+    };
+    match code {
+        jsonrpc::code::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        jsonrpc::code::INTERNAL_ERROR => StatusCode::INTERNAL_SERVER_ERROR,
+        _ => StatusCode::BAD_REQUEST,
+    }
+}
+
+/// A stateless request restates its revision, method and target (tool
+/// name, prompt name, resource URI) in headers; a header that is missing or
+/// disagrees with the body is a HeaderMismatch: the response refusing the
+/// request, if any.
+fn header_mismatch(headers: &HeaderMap, version: &str, frame: &Frame) -> Option<HttpResponse> {
+    let Frame::Single(Incoming::Request(request)) = frame else {
+        return None;
+    };
+    let mismatch = |what: String| {
+        Some(rpc_error(
+            StatusCode::BAD_REQUEST,
+            request.id.clone(),
+            RpcError::new(HEADER_MISMATCH, format!("Header mismatch: {what}")),
+        ))
+    };
+    if let Some(Value::String(in_body)) = request
+        .params
+        .get("_meta")
+        .and_then(|meta| meta.get(META_PROTOCOL_VERSION))
+        && in_body != version
+    {
+        return mismatch(format!(
+            "the MCP-Protocol-Version header says {version} but _meta says {in_body}"
+        ));
+    }
+    match header_str(headers, METHOD_HEADER).map(str::trim) {
+        None => {
+            return mismatch(format!(
+                "the Mcp-Method header is missing (the body calls {})",
+                request.method
+            ));
+        }
+        Some(method) if method != request.method => {
+            return mismatch(format!(
+                "the Mcp-Method header says {method} but the body calls {}",
+                request.method
+            ));
+        }
+        Some(_) => {}
+    }
+    // The methods whose target the Mcp-Name header restates.
+    let named = match request.method.as_str() {
+        "tools/call" | "prompts/get" => request.params.get("name"),
+        "resources/read" => request.params.get("uri"),
+        _ => None,
+    };
+    if let Some(Value::String(in_body)) = named {
+        match header_str(headers, NAME_HEADER).map(str::trim) {
+            None => {
+                return mismatch(format!(
+                    "the Mcp-Name header is missing (the body names {in_body})"
+                ));
+            }
+            Some(name) if name != in_body => {
+                return mismatch(format!(
+                    "the Mcp-Name header says {name} but the body names {in_body}"
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    None
+}
+
+fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|value| value.to_str().ok())
+}
+
+/// Whether the Accept header allows `media` (or is absent of any, which
+/// HTTP reads as accepting anything, but a Streamable HTTP client always
+/// sends one).
+fn accepts(headers: &HeaderMap, media: &str) -> bool {
+    let (kind, _) = media.split_once('/').unwrap_or((media, ""));
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .map(|item| item.split(';').next().unwrap_or("").trim())
+        .any(|item| {
+            item.eq_ignore_ascii_case(media)
+                || item == "*/*"
+                || item
+                    .strip_suffix("/*")
+                    .is_some_and(|prefix| prefix.eq_ignore_ascii_case(kind))
+        })
+}
+
+/// The host of a `Host` header value, without port or brackets, lower case.
+fn host_name(host: &str) -> String {
+    let host = host.trim();
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        rest.split(']').next().unwrap_or("")
+    } else {
+        host.rsplit_once(':').map_or(host, |(name, _)| name)
+    };
+    name.to_ascii_lowercase()
+}
+
+/// The host of an Origin (`scheme://host[:port]`).
+fn origin_host(origin: &str) -> Option<String> {
+    let (_, rest) = origin.split_once("://")?;
+    Some(host_name(rest.split('/').next().unwrap_or("")))
+}
+
+fn is_loopback_name(host: &str) -> bool {
+    host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Compares secrets without stopping at the first difference, so that the
+/// time taken does not tell how much of a guess was right.
+fn same_secret(presented: &str, expected: &str) -> bool {
+    let (a, b) = (presented.as_bytes(), expected.as_bytes());
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
+/// 128 random bits in hex: unguessable, visible ASCII as the spec requires.
+fn new_session_id() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the operating system's random source");
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+fn session_not_found() -> HttpResponse {
+    rpc_error(
+        StatusCode::NOT_FOUND,
+        Value::Null,
+        RpcError::new(
+            -32001,
+            "Session not found: it ended or never existed; initialize again",
+        ),
+    )
+}
+
+fn plain(status: StatusCode, text: &'static str) -> HttpResponse {
+    http::Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
+        .body(ResponseBody::full(Bytes::from_static(text.as_bytes())))
+        .unwrap()
+}
+
+fn rpc_error(status: StatusCode, id: Value, error: RpcError) -> HttpResponse {
+    json_response(status, &jsonrpc::error_response(id, &error))
+}
+
+fn json_response(status: StatusCode, message: &Value) -> HttpResponse {
+    let body = serde_json::to_vec(message).expect("a JSON value always serializes");
+    http::Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(ResponseBody::full(Bytes::from(body)))
+        .unwrap()
+}
+
+fn sse_response(
+    receiver: mpsc::UnboundedReceiver<Value>,
+    first: Option<Value>,
+    closing: Option<&CancellationToken>,
+    on_drop: Option<Box<dyn FnOnce() + Send>>,
+) -> HttpResponse {
+    let body = SseBody {
+        receiver,
+        first: first.map(|message| sse_event(&message)),
+        closing: closing.map(|token| Box::pin(token.clone().cancelled_owned())),
+        keepalive: tokio::time::interval_at(tokio::time::Instant::now() + KEEPALIVE, KEEPALIVE),
+        on_drop,
+    };
+    http::Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        // Proxies such as nginx would otherwise hold events back.
+        .header("x-accel-buffering", "no")
+        .body(ResponseBody::Sse(Box::new(body)))
+        .unwrap()
+}
+
+fn sse_event(message: &Value) -> Bytes {
+    let mut event = b"event: message\ndata: ".to_vec();
+    serde_json::to_writer(&mut event, message).expect("a JSON value always serializes");
+    event.extend_from_slice(b"\n\n");
+    Bytes::from(event)
+}
+
+/// A response body: a whole one, or an SSE stream.
+pub(crate) enum ResponseBody {
+    Full(Option<Bytes>),
+    Sse(Box<SseBody>),
+}
+
+impl ResponseBody {
+    fn empty() -> Self {
+        ResponseBody::Full(None)
+    }
+
+    fn full(bytes: Bytes) -> Self {
+        ResponseBody::Full(Some(bytes))
+    }
+}
+
+impl Body for ResponseBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<BodyFrame<Bytes>, Infallible>>> {
+        match self.get_mut() {
+            ResponseBody::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(BodyFrame::data(b)))),
+            ResponseBody::Sse(sse) => sse.poll_event(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, ResponseBody::Full(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            ResponseBody::Full(Some(bytes)) => SizeHint::with_exact(bytes.len() as u64),
+            ResponseBody::Full(None) => SizeHint::with_exact(0),
+            ResponseBody::Sse(_) => SizeHint::default(),
+        }
+    }
+}
+
+/// An SSE stream of the messages sent to one outbox; it ends when every
+/// sender is gone, or at shutdown when it has a `closing` token.
+pub(crate) struct SseBody {
+    receiver: mpsc::UnboundedReceiver<Value>,
+    first: Option<Bytes>,
+    closing: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
+    keepalive: tokio::time::Interval,
+    /// Runs when the stream is dropped: finished, or the client went away.
+    on_drop: Option<Box<dyn FnOnce() + Send>>,
+}
+
+impl SseBody {
+    fn poll_event(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<BodyFrame<Bytes>, Infallible>>> {
+        if let Some(first) = self.first.take() {
+            return Poll::Ready(Some(Ok(BodyFrame::data(first))));
+        }
+        if let Some(closing) = &mut self.closing
+            && closing.as_mut().poll(cx).is_ready()
+        {
+            return Poll::Ready(None);
+        }
+        match self.receiver.poll_recv(cx) {
+            Poll::Ready(Some(message)) => {
+                // Several messages ready at once go out as one chunk.
+                let mut chunk = sse_event(&message).to_vec();
+                while let Ok(message) = self.receiver.try_recv() {
+                    chunk.extend_from_slice(&sse_event(&message));
+                }
+                self.keepalive.reset();
+                Poll::Ready(Some(Ok(BodyFrame::data(Bytes::from(chunk)))))
+            }
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => match self.keepalive.poll_tick(cx) {
+                Poll::Ready(_) => Poll::Ready(Some(Ok(BodyFrame::data(Bytes::from_static(
+                    b": keepalive\n\n",
+                ))))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+}
+
+impl Drop for SseBody {
+    fn drop(&mut self) {
+        if let Some(on_drop) = self.on_drop.take() {
+            on_drop();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_names_lose_port_and_brackets() {
+        assert_eq!(host_name("LocalHost:8080"), "localhost");
+        assert_eq!(host_name("[::1]:3000"), "::1");
+        assert_eq!(host_name("127.0.0.1"), "127.0.0.1");
+        assert_eq!(
+            origin_host("http://evil.example.com:80/x").as_deref(),
+            Some("evil.example.com")
+        );
+        assert!(
+            is_loopback_name("::1")
+                && is_loopback_name("127.0.0.2")
+                && is_loopback_name("localhost")
+        );
+        assert!(!is_loopback_name("evil.example.com"));
+    }
+
+    #[test]
+    fn accept_headers() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream;q=0.9"),
+        );
+        assert!(accepts(&headers, "application/json") && accepts(&headers, "text/event-stream"));
+        headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+        assert!(!accepts(&headers, "text/event-stream"));
+        headers.insert(header::ACCEPT, HeaderValue::from_static("*/*"));
+        assert!(accepts(&headers, "text/event-stream"));
+    }
+
+    #[test]
+    fn secrets_compare_whole() {
+        assert!(same_secret("s3cret", "s3cret"));
+        assert!(!same_secret("s3cre", "s3cret"));
+        assert!(!same_secret("s3creT", "s3cret"));
+    }
+
+    #[test]
+    fn session_ids_are_random_hex() {
+        let (a, b) = (new_session_id(), new_session_id());
+        assert_eq!(a.len(), 32);
+        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
+}

@@ -1,0 +1,184 @@
+//! Test fixture: the tools that the server scenarios of the official MCP
+//! conformance suite (npm `@modelcontextprotocol/conformance`) call by name,
+//! answering exactly what each scenario's description asks for.
+//!
+//! Scenarios that need the server to send requests to the client (sampling,
+//! elicitation, `input_required` results) have no tool here: the plugin
+//! contract gives a plugin no way to ask the client anything.
+
+use std::borrow::Cow;
+use std::thread::sleep;
+use std::time::Duration;
+
+use corral_sdk::{Audio, CallResult, Image, NoArgs, Tool, ToolError, log, plugin, progress};
+use schemars::{JsonSchema, SchemaGenerator};
+
+/// The pause between the log messages and progress steps that the logging
+/// and progress scenarios ask for ("~50ms"), so that the client sees several
+/// notifications arrive while the call is still running.
+const STEP: Duration = Duration::from_millis(50);
+
+/// A 1x1 PNG.
+const PIXEL_PNG: [u8; 70] = [
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0xfc, 0xcf, 0xc0, 0xf0,
+    0x1f, 0x00, 0x05, 0x05, 0x02, 0x00, 0x5f, 0xc8, 0xf1, 0xd2, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45,
+    0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+/// A short WAV file: 8 kHz, 8-bit mono PCM, `samples` samples of silence.
+fn silent_wav(samples: u32) -> Vec<u8> {
+    let sample_rate: u32 = 8000;
+    let mut wav = Vec::with_capacity(44 + samples as usize);
+    wav.extend_from_slice(b"RIFF");
+    wav.extend_from_slice(&(36 + samples).to_le_bytes());
+    wav.extend_from_slice(b"WAVEfmt ");
+    wav.extend_from_slice(&16u32.to_le_bytes()); // fmt chunk size
+    wav.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    wav.extend_from_slice(&1u16.to_le_bytes()); // mono
+    wav.extend_from_slice(&sample_rate.to_le_bytes());
+    wav.extend_from_slice(&sample_rate.to_le_bytes()); // bytes per second
+    wav.extend_from_slice(&1u16.to_le_bytes()); // block align
+    wav.extend_from_slice(&8u16.to_le_bytes()); // bits per sample
+    wav.extend_from_slice(b"data");
+    wav.extend_from_slice(&samples.to_le_bytes());
+    // 8-bit PCM is unsigned: 128 is silence.
+    wav.resize(44 + samples as usize, 128);
+    wav
+}
+
+fn simple_text(_: NoArgs) -> &'static str {
+    "This is a simple text response for testing."
+}
+
+fn image_content(_: NoArgs) -> Image {
+    Image::png(PIXEL_PNG)
+}
+
+fn audio_content(_: NoArgs) -> Audio {
+    Audio::wav(silent_wav(800))
+}
+
+fn embedded_resource(_: NoArgs) -> CallResult {
+    CallResult::new().resource_text(
+        "test://embedded-resource",
+        "text/plain",
+        "This is an embedded resource content.",
+    )
+}
+
+fn multiple_content_types(_: NoArgs) -> CallResult {
+    CallResult::new()
+        .text("Multiple content types test:")
+        .image(PIXEL_PNG, "image/png")
+        .resource_text(
+            "test://mixed-content-resource",
+            "application/json",
+            r#"{"test":"data","value":123}"#,
+        )
+}
+
+fn tool_with_logging(_: NoArgs) -> &'static str {
+    log::info("Tool execution started");
+    sleep(STEP);
+    log::info("Tool processing data");
+    sleep(STEP);
+    log::info("Tool execution completed");
+    "Tool with logging executed successfully"
+}
+
+/// For the stateless scenario's check that a call without a log level in
+/// its `_meta` gets no log notifications.
+fn logging_tool(_: NoArgs) -> &'static str {
+    log::info("test_logging_tool: a log message");
+    "logged one info message"
+}
+
+fn tool_with_progress(_: NoArgs) -> &'static str {
+    for (step, done) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+        if step > 0 {
+            sleep(STEP);
+        }
+        progress(done, Some(100.0), None);
+    }
+    "Tool with progress executed successfully"
+}
+
+fn error_handling(_: NoArgs) -> Result<&'static str, ToolError> {
+    Err(ToolError::new(
+        "This tool intentionally returns an error for testing",
+    ))
+}
+
+/// The arguments of `json_schema_2020_12_tool`, whose input schema is the
+/// one the `json-schema-2020-12` scenario expects to see listed unchanged
+/// (`$schema`, `$defs` with an `$anchor`, `allOf`/`anyOf`, `if`/`then`/`else`,
+/// `additionalProperties: false`).
+#[derive(serde::Deserialize)]
+struct Contact {}
+
+impl JsonSchema for Contact {
+    fn schema_name() -> Cow<'static, str> {
+        "Contact".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {
+                "address": {
+                    "$anchor": "addressDef",
+                    "type": "object",
+                    "properties": {
+                        "street": { "type": "string" },
+                        "city": { "type": "string" },
+                    },
+                },
+            },
+            "properties": {
+                "name": { "type": "string" },
+                "address": { "$ref": "#/$defs/address" },
+                "contactMethod": { "type": "string", "enum": ["phone", "email"] },
+                "phone": { "type": "string" },
+                "email": { "type": "string" },
+            },
+            "allOf": [{ "anyOf": [{ "required": ["phone"] }, { "required": ["email"] }] }],
+            "if": {
+                "properties": { "contactMethod": { "const": "phone" } },
+                "required": ["contactMethod"],
+            },
+            "then": { "required": ["phone"] },
+            "else": { "required": ["email"] },
+            "additionalProperties": false,
+        })
+    }
+}
+
+fn json_schema_tool(_: Contact) -> &'static str {
+    "JSON Schema 2020-12 tool executed successfully"
+}
+
+plugin! {
+    Tool::new("test_simple_text", simple_text)
+        .description("Returns a simple text response."),
+    Tool::new("test_image_content", image_content)
+        .description("Returns a 1x1 PNG image."),
+    Tool::new("test_audio_content", audio_content)
+        .description("Returns a tenth of a second of silent WAV audio."),
+    Tool::new("test_embedded_resource", embedded_resource)
+        .description("Returns an embedded text resource."),
+    Tool::new("test_multiple_content_types", multiple_content_types)
+        .description("Returns text, an image and an embedded resource."),
+    Tool::new("test_tool_with_logging", tool_with_logging)
+        .description("Logs three info messages 50 ms apart, then answers."),
+    Tool::new("test_logging_tool", logging_tool)
+        .description("Logs one info message, then answers."),
+    Tool::new("test_tool_with_progress", tool_with_progress)
+        .description("Reports progress 0, 50 and 100 of 100, 50 ms apart, then answers."),
+    Tool::new("test_error_handling", error_handling)
+        .description("Always fails with a tool execution error."),
+    Tool::new("json_schema_2020_12_tool", json_schema_tool)
+        .description("Tool with JSON Schema 2020-12 features"),
+}
