@@ -1,0 +1,481 @@
+//! End to end over Streamable HTTP: the real binary (`corral serve --http`),
+//! a plain HTTP/1.1 client (tests/support/http.rs) and real plugins. Both
+//! eras, session ids, SSE streams, list changes, the security checks, body
+//! limits, bad input, graceful shutdown, and a bounded load test.
+
+#[path = "support/http.rs"]
+mod http;
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use http::{Client, HttpServer, STATELESS, stateless_request};
+use support::{example, fixture, folder_with};
+
+const QUICK: Duration = Duration::from_secs(10);
+
+fn conformance_folder() -> tempfile::TempDir {
+    folder_with(&[("conformance.wasm", &fixture("conformance"))])
+}
+
+fn text_of(answer: &Value) -> &str {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in {answer}"))
+}
+
+#[test]
+fn legacy_session_from_initialize_to_delete() {
+    let folder = conformance_folder();
+    let server = HttpServer::start(folder.path(), &[]);
+    let mut client = server.client();
+
+    // A legacy request without a session is refused.
+    let refused = client.legacy("tools/list", json!({}));
+    assert_eq!(refused.status, 400, "{}", refused.text());
+
+    let init = client.initialize("2025-11-25");
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+    let session = client.session.clone().unwrap();
+    assert_eq!(session.len(), 32, "128 random bits in hex: {session}");
+
+    let list = client.legacy("tools/list", json!({}));
+    assert_eq!(list.status, 200);
+    assert_eq!(list.header("content-type"), Some("application/json"));
+    let names: Vec<String> = list.answer()["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        names.iter().any(|name| name == "test_simple_text"),
+        "{names:?}"
+    );
+
+    let call = client.legacy("tools/call", json!({ "name": "test_simple_text" }));
+    assert_eq!(
+        text_of(&call.answer()),
+        "This is a simple text response for testing."
+    );
+    // A legacy result has no stateless resultType.
+    assert!(call.answer()["result"].get("resultType").is_none());
+
+    // Log messages at the session's level and progress travel on the POST's SSE stream.
+    let set = client.legacy("logging/setLevel", json!({ "level": "info" }));
+    assert_eq!(set.status, 200, "{}", set.text());
+    let logged = client.legacy("tools/call", json!({ "name": "test_tool_with_logging" }));
+    assert!(logged.is_sse(), "{:?}", logged.headers);
+    let messages = logged.messages();
+    let logs: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/message")
+        .collect();
+    assert_eq!(logs.len(), 3, "{messages:?}");
+    assert_eq!(logs[0]["params"]["data"], "Tool execution started");
+    assert!(messages.last().unwrap()["result"].is_object());
+
+    let progress = client.legacy(
+        "tools/call",
+        json!({ "name": "test_tool_with_progress", "_meta": { "progressToken": "p1" } }),
+    );
+    let done: Vec<f64> = progress
+        .messages()
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| m["params"]["progress"].as_f64().unwrap())
+        .collect();
+    assert_eq!(done, [0.0, 50.0, 100.0]);
+
+    // An unknown session is 404; so is the session after DELETE.
+    let mut stranger = server.client();
+    stranger.session = Some("0".repeat(32));
+    stranger.session_version = Some("2025-11-25".into());
+    assert_eq!(stranger.legacy("tools/list", json!({})).status, 404);
+    let deleted = client.send("DELETE", "/mcp", &[("Mcp-Session-Id", &session)], b"");
+    assert_eq!(deleted.status, 200);
+    assert_eq!(client.legacy("tools/list", json!({})).status, 404);
+    let again = client.send("DELETE", "/mcp", &[("Mcp-Session-Id", &session)], b"");
+    assert_eq!(again.status, 404);
+}
+
+#[test]
+fn stateless_requests_need_no_session() {
+    let folder = conformance_folder();
+    let server = HttpServer::start(folder.path(), &[]);
+    let mut client = server.client();
+
+    let discover = client.stateless("server/discover", json!({}));
+    assert_eq!(discover.status, 200, "{}", discover.text());
+    assert!(discover.header("mcp-session-id").is_none());
+    assert_eq!(
+        discover.answer()["result"]["supportedVersions"],
+        json!([STATELESS])
+    );
+
+    let list = client.stateless("tools/list", json!({}));
+    let result = &list.answer()["result"];
+    assert_eq!(result["resultType"], "complete");
+    assert!(result["ttlMs"].is_u64() && result["cacheScope"].is_string());
+
+    let call = client.stateless("tools/call", json!({ "name": "test_simple_text" }));
+    assert_eq!(call.status, 200);
+    assert_eq!(call.header("content-type"), Some("application/json"));
+    assert_eq!(call.answer()["result"]["resultType"], "complete");
+
+    // A tool execution error is a result, not an HTTP error.
+    let failed = client.stateless("tools/call", json!({ "name": "test_error_handling" }));
+    assert_eq!(failed.status, 200);
+    assert_eq!(failed.answer()["result"]["isError"], true);
+
+    // Progress: an SSE stream that ends with the response.
+    let progress = client.stateless(
+        "tools/call",
+        json!({ "name": "test_tool_with_progress", "_meta": { "progressToken": 7 } }),
+    );
+    assert!(progress.is_sse());
+    let messages = progress.messages();
+    assert_eq!(messages.len(), 4, "{messages:?}");
+    assert_eq!(messages[3]["result"]["resultType"], "complete");
+
+    // Without a log level in _meta a call sends no log messages.
+    let quiet = client.stateless("tools/call", json!({ "name": "test_tool_with_logging" }));
+    assert_eq!(quiet.messages().len(), 1, "{:?}", quiet.messages());
+
+    // Protocol errors are HTTP errors in this era, with the request's id.
+    let unknown = client.stateless("no/such/method", json!({}));
+    assert_eq!(unknown.status, 404);
+    assert_eq!(unknown.answer()["error"]["code"], -32601);
+    let ping = client.stateless("ping", json!({}));
+    assert_eq!(ping.status, 404);
+    let no_tool = client.stateless("tools/call", json!({ "name": "nope" }));
+    assert_eq!(no_tool.status, 400);
+    assert_eq!(no_tool.answer()["error"]["code"], -32602);
+    let init = client.post(
+        &stateless_request(5, "initialize", json!({})),
+        &[
+            ("MCP-Protocol-Version", STATELESS),
+            ("Mcp-Method", "initialize"),
+        ],
+    );
+    assert_eq!(init.status, 404, "{}", init.text());
+    assert_eq!(init.answer()["id"], 5);
+
+    // Headers must agree with the body.
+    let message = stateless_request(9, "tools/list", json!({}));
+    for headers in [
+        vec![("MCP-Protocol-Version", STATELESS)],
+        vec![
+            ("MCP-Protocol-Version", STATELESS),
+            ("Mcp-Method", "tools/call"),
+        ],
+        vec![
+            ("MCP-Protocol-Version", "2099-01-01"),
+            ("Mcp-Method", "tools/list"),
+        ],
+    ] {
+        let refused = client.post(&message, &headers);
+        assert_eq!(refused.status, 400, "{headers:?}: {}", refused.text());
+        assert_eq!(refused.answer()["error"]["code"], -32020, "{headers:?}");
+        assert_eq!(refused.answer()["id"], 9);
+    }
+    let call = stateless_request(10, "tools/call", json!({ "name": "test_simple_text" }));
+    let wrong_name = client.post(
+        &call,
+        &[
+            ("MCP-Protocol-Version", STATELESS),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "test_image_content"),
+        ],
+    );
+    assert_eq!(wrong_name.status, 400);
+    // Whitespace around header values is allowed.
+    let spaced = client.post(
+        &call,
+        &[
+            ("MCP-Protocol-Version", STATELESS),
+            ("Mcp-Method", " tools/call "),
+            ("Mcp-Name", " test_simple_text"),
+        ],
+    );
+    assert_eq!(spaced.status, 200, "{}", spaced.text());
+
+    // Notifications alone: 202, no body.
+    let accepted = client.post(
+        &json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 1 } }),
+        &[("MCP-Protocol-Version", STATELESS)],
+    );
+    assert_eq!(accepted.status, 202);
+    assert!(accepted.body.is_empty());
+
+    // No GET stream and no DELETE without a session.
+    let get = client.send("GET", "/mcp", &[("Accept", "text/event-stream")], b"");
+    assert_eq!(get.status, 405);
+    assert_eq!(client.send("DELETE", "/mcp", &[], b"").status, 405);
+}
+
+#[test]
+fn list_changes_reach_get_streams_and_listen_streams() {
+    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
+    let server = HttpServer::start(folder.path(), &[]);
+    let mut legacy = server.client();
+    legacy.initialize("2025-11-25");
+    let session = legacy.session.clone().unwrap();
+
+    let (status, headers, mut standalone) = legacy.open_stream(
+        "GET",
+        &[
+            ("Accept", "text/event-stream"),
+            ("Mcp-Session-Id", &session),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        b"",
+    );
+    assert_eq!(status, 200, "{headers:?}");
+    // One GET stream per session.
+    let second = legacy.send(
+        "GET",
+        "/mcp",
+        &[
+            ("Accept", "text/event-stream"),
+            ("Mcp-Session-Id", &session),
+        ],
+        b"",
+    );
+    assert_eq!(second.status, 409);
+
+    let listen = stateless_request(
+        77,
+        "subscriptions/listen",
+        json!({ "notifications": { "toolsListChanged": true } }),
+    );
+    let body = serde_json::to_vec(&listen).unwrap();
+    let (status, _, mut listening) = legacy.open_stream(
+        "POST",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", STATELESS),
+            ("Mcp-Method", "subscriptions/listen"),
+        ],
+        &body,
+    );
+    assert_eq!(status, 200);
+    let ack = listening.next_within(QUICK).expect("an acknowledgement");
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+
+    std::fs::copy(example("textstats"), folder.path().join("textstats.wasm")).unwrap();
+    let changed = standalone
+        .next_within(Duration::from_secs(30))
+        .expect("list_changed on the GET stream");
+    assert_eq!(changed["method"], "notifications/tools/list_changed");
+    let tagged = listening
+        .next_within(Duration::from_secs(30))
+        .expect("list_changed on the listen stream");
+    assert_eq!(tagged["method"], "notifications/tools/list_changed");
+    assert_eq!(
+        tagged["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        77
+    );
+
+    // DELETE ends the session's GET stream.
+    legacy.send("DELETE", "/mcp", &[("Mcp-Session-Id", &session)], b"");
+    assert!(standalone.ends_within(QUICK), "the GET stream stayed open");
+}
+
+#[test]
+fn host_origin_and_bearer_token_are_checked() {
+    let folder = conformance_folder();
+    let server = HttpServer::start_on(
+        folder.path(),
+        "127.0.0.1:0",
+        &["--allowed-origin", "https://app.example"],
+        &[("CORRAL_BEARER_TOKEN", "s3cret-token")],
+    );
+    let mut client = server.client();
+    let list = |client: &mut Client, extra: &[(&str, &str)]| {
+        let message = stateless_request(1, "tools/list", json!({}));
+        let mut headers = vec![
+            ("MCP-Protocol-Version", STATELESS),
+            ("Mcp-Method", "tools/list"),
+        ];
+        headers.extend_from_slice(extra);
+        client.post(&message, &headers).status
+    };
+    let token = ("Authorization", "Bearer s3cret-token");
+    assert_eq!(list(&mut client, &[]), 401, "no token");
+    assert_eq!(list(&mut client, &[("Authorization", "Bearer wrong")]), 401);
+    assert_eq!(list(&mut client, &[token]), 200);
+    // DNS rebinding: a foreign Host or Origin is refused even with the token.
+    assert_eq!(
+        list(&mut client, &[token, ("Host", "evil.example.com")]),
+        403
+    );
+    assert_eq!(
+        list(&mut client, &[token, ("Origin", "http://evil.example.com")]),
+        403
+    );
+    assert_eq!(list(&mut client, &[token, ("Host", "localhost:1234")]), 200);
+    assert_eq!(
+        list(&mut client, &[token, ("Origin", "http://localhost:5173")]),
+        200
+    );
+    assert_eq!(
+        list(&mut client, &[token, ("Origin", "https://app.example")]),
+        200
+    );
+
+    // A non-loopback address needs a token.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_corral"))
+        .args(["serve", "--http", "0.0.0.0:0"])
+        .arg(folder.path())
+        .env_remove("CORRAL_BEARER_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("--bearer-token"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn bad_requests_get_http_errors() {
+    let folder = conformance_folder();
+    let server = HttpServer::start(folder.path(), &["--max-body-bytes", "2000"]);
+    let mut client = server.client();
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", STATELESS),
+        ("Mcp-Method", "tools/list"),
+    ];
+    let list = serde_json::to_vec(&stateless_request(1, "tools/list", json!({}))).unwrap();
+
+    let big = stateless_request(2, "tools/list", json!({ "padding": "x".repeat(3000) }));
+    let too_big = client.send("POST", "/mcp", &headers, &serde_json::to_vec(&big).unwrap());
+    assert_eq!(too_big.status, 413);
+
+    let garbage = client.send("POST", "/mcp", &headers, b"{not json");
+    assert_eq!(garbage.status, 400);
+    assert_eq!(garbage.answer()["error"]["code"], -32700);
+
+    let mut json_only = headers.to_vec();
+    json_only[1] = ("Accept", "application/json");
+    assert_eq!(client.send("POST", "/mcp", &json_only, &list).status, 406);
+    let mut form = headers.to_vec();
+    form[0] = ("Content-Type", "text/plain");
+    assert_eq!(client.send("POST", "/mcp", &form, &list).status, 415);
+    assert_eq!(
+        client.send("POST", "/elsewhere", &headers, &list).status,
+        404
+    );
+    assert_eq!(client.send("PUT", "/mcp", &headers, &list).status, 405);
+    // The connection is still good after all of that.
+    assert_eq!(client.send("POST", "/mcp", &headers, &list).status, 200);
+}
+
+#[test]
+fn shutdown_finishes_calls_in_flight_and_ends_streams() {
+    let folder = folder_with(&[("ticker.wasm", &example("ticker"))]);
+    let mut server = HttpServer::start(folder.path(), &[]);
+    let client = server.client();
+
+    let listen = serde_json::to_vec(&stateless_request(
+        1,
+        "subscriptions/listen",
+        json!({ "notifications": { "toolsListChanged": true } }),
+    ))
+    .unwrap();
+    let stream_headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", STATELESS),
+        ("Mcp-Method", "subscriptions/listen"),
+    ];
+    let (_, _, mut listening) = client.open_stream("POST", &stream_headers, &listen);
+    assert!(listening.next_within(QUICK).is_some(), "no acknowledgement");
+
+    let addr = server.addr;
+    let slow = std::thread::spawn(move || {
+        let mut client = Client::new(addr);
+        client.stateless(
+            "tools/call",
+            json!({ "name": "sleep", "arguments": { "ms": 1500 } }),
+        )
+    });
+    std::thread::sleep(Duration::from_millis(400));
+    let asked = Instant::now();
+    server.terminate();
+
+    let answered = slow.join().unwrap();
+    assert_eq!(answered.status, 200, "{}", answered.text());
+    assert_eq!(text_of(&answered.answer()), "slept for 1500 ms");
+    assert!(
+        listening.ends_within(QUICK),
+        "the listen stream stayed open"
+    );
+    let status = server.wait_exit(QUICK);
+    assert!(status.success(), "{status:?}");
+    assert!(asked.elapsed() < QUICK);
+    // Nothing but the protocol ever goes to stdout, and over HTTP nothing does.
+    assert!(server.server.stderr().contains("shutting down"));
+}
+
+/// 10,000 stateless calls from 32 concurrent clients over keep-alive
+/// connections: none may be lost or fail. Prints calls per second (see
+/// BENCHMARKS.md, "HTTP load").
+#[test]
+fn load_10000_calls_from_32_clients() {
+    const CLIENTS: usize = 32;
+    const CALLS: usize = 10_000;
+    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
+    // The default rate limits (1000 calls/s per tool, 5000 across tools)
+    // guard real deployments; this test measures the transport.
+    support::write_file(
+        folder.path(),
+        "calc.toml",
+        "[limits]\nrate = 1000000\nconcurrency = 64\n",
+    );
+    let server = HttpServer::start(folder.path(), &["--global-rate", "1000000"]);
+    // Warm up: the plugin is compiled and loaded.
+    server.client().stateless("tools/list", json!({})).answer();
+
+    let started = Instant::now();
+    let workers: Vec<_> = (0..CLIENTS)
+        .map(|worker| {
+            let addr = server.addr;
+            std::thread::spawn(move || {
+                let mut client = Client::new(addr);
+                let mut ok = 0;
+                for i in (worker..CALLS).step_by(CLIENTS) {
+                    let response = client.stateless(
+                        "tools/call",
+                        json!({ "name": "add", "arguments": { "a": i, "b": 1 } }),
+                    );
+                    let answer = response.answer();
+                    assert_eq!(response.status, 200, "{answer}");
+                    assert_eq!(answer["result"]["isError"], false, "{answer}");
+                    assert_eq!(text_of(&answer), (i + 1).to_string(), "{answer}");
+                    ok += 1;
+                }
+                ok
+            })
+        })
+        .collect();
+    let ok: usize = workers.into_iter().map(|w| w.join().unwrap()).sum();
+    let elapsed = started.elapsed();
+    assert_eq!(ok, CALLS);
+    let rate = CALLS as f64 / elapsed.as_secs_f64();
+    eprintln!(
+        "HTTP load: {CALLS} calls from {CLIENTS} clients in {:.2} s: {rate:.0} calls/s, 0 failed",
+        elapsed.as_secs_f64()
+    );
+    assert!(
+        elapsed < Duration::from_secs(120),
+        "10,000 calls took {elapsed:?}"
+    );
+}
