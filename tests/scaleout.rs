@@ -1,0 +1,187 @@
+//! Scale-out: two `corral serve --http` replicas of one shared plugin folder
+//! behind nginx (the Debian package, installed by tests/http/setup-nginx) on
+//! loopback, with the configuration of tests/http/nginx.conf.template.
+//! Stateless calls spread over both replicas, a plugin dropped into the
+//! shared folder appears on both, and a legacy session works through the
+//! proxy (it sticks to one replica).
+
+#[path = "support/http.rs"]
+mod http;
+mod support;
+
+use std::collections::HashMap;
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use http::{Client, HttpServer};
+use support::{example, folder_with, repo_root};
+
+/// nginx as a child process, stopped when dropped.
+struct Nginx {
+    child: Child,
+    prefix: tempfile::TempDir,
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Nginx {
+    fn error_log(&self) -> String {
+        std::fs::read_to_string(self.prefix.path().join("error.log")).unwrap_or_default()
+    }
+}
+
+fn nginx_binary() -> String {
+    let output = Command::new(repo_root().join("tests/http/setup-nginx"))
+        .output()
+        .expect("running tests/http/setup-nginx");
+    assert!(
+        output.status.success(),
+        "tests/http/setup-nginx failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap().trim().to_string()
+}
+
+/// Starts nginx on a free loopback port in front of `replicas`.
+fn start_nginx(replicas: &[&HttpServer]) -> (Nginx, u16) {
+    let binary = nginx_binary();
+    let prefix = tempfile::tempdir().unwrap();
+    // A port that was free a moment ago (nginx cannot report the one it got).
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let servers: String = replicas
+        .iter()
+        .map(|replica| format!("        server {};\n", replica.addr))
+        .collect();
+    let template =
+        std::fs::read_to_string(repo_root().join("tests/http/nginx.conf.template")).unwrap();
+    let config = template
+        .replace("@PREFIX@", prefix.path().to_str().unwrap())
+        .replace("@PORT@", &port.to_string())
+        .replace("@SERVERS@\n", &servers);
+    let config_path = prefix.path().join("nginx.conf");
+    std::fs::write(&config_path, config).unwrap();
+    let child = Command::new(&binary)
+        .arg("-p")
+        .arg(prefix.path())
+        .arg("-c")
+        .arg(&config_path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("starting nginx");
+    let nginx = Nginx { child, prefix };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "nginx did not start:\n{}",
+            nginx.error_log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (nginx, port)
+}
+
+#[test]
+fn two_replicas_behind_nginx_share_one_folder() {
+    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
+    let first = HttpServer::start(folder.path(), &[]);
+    let second = HttpServer::start(folder.path(), &[]);
+    let (nginx, port) = start_nginx(&[&first, &second]);
+    let proxy = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let replicas = [first.addr.to_string(), second.addr.to_string()];
+
+    // Stateless calls spread over both replicas, none lost.
+    let mut client = Client::new(proxy);
+    let mut answered_by: HashMap<String, usize> = HashMap::new();
+    for i in 0..40 {
+        let response = client.stateless(
+            "tools/call",
+            json!({ "name": "add", "arguments": { "a": i, "b": 2 } }),
+        );
+        assert_eq!(
+            response.status,
+            200,
+            "{}\n{}",
+            response.text(),
+            nginx.error_log()
+        );
+        let answer = response.answer();
+        assert_eq!(
+            answer["result"]["content"][0]["text"],
+            (i + 2).to_string(),
+            "{answer}"
+        );
+        let replica = response
+            .header("x-corral-replica")
+            .expect("nginx names the replica")
+            .to_string();
+        *answered_by.entry(replica).or_default() += 1;
+    }
+    for replica in &replicas {
+        assert!(
+            answered_by.get(replica).is_some_and(|&n| n >= 10),
+            "calls were not spread over both replicas: {answered_by:?}"
+        );
+    }
+
+    // A plugin dropped into the shared folder appears on both replicas.
+    std::fs::copy(example("textstats"), folder.path().join("textstats.wasm")).unwrap();
+    let mut seen_by: HashMap<String, bool> = HashMap::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while replicas
+        .iter()
+        .any(|replica| !seen_by.get(replica).copied().unwrap_or(false))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the new plugin did not appear on both replicas: {seen_by:?}"
+        );
+        let response = client.stateless("tools/list", json!({}));
+        let answer = response.answer();
+        let has_it = answer["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|tool| tool["name"] == "analyze_text");
+        let replica = response.header("x-corral-replica").unwrap().to_string();
+        *seen_by.entry(replica).or_default() |= has_it;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // And its tools answer through the proxy, on whichever replica.
+    for _ in 0..4 {
+        let response = client.stateless(
+            "tools/call",
+            json!({ "name": "analyze_text", "arguments": { "text": "one two" } }),
+        );
+        assert_eq!(response.status, 200);
+        assert_eq!(response.answer()["result"]["isError"], false);
+    }
+
+    // A legacy session sticks to the replica that created it.
+    let mut legacy = Client::new(proxy);
+    legacy.initialize("2025-11-25");
+    let mut sticky_replicas = Vec::new();
+    for i in 0..6 {
+        let response = legacy.legacy(
+            "tools/call",
+            json!({ "name": "add", "arguments": { "a": i, "b": 1 } }),
+        );
+        assert_eq!(response.status, 200, "{}", response.text());
+        sticky_replicas.push(response.header("x-corral-replica").unwrap().to_string());
+    }
+    sticky_replicas.dedup();
+    assert_eq!(sticky_replicas.len(), 1, "{sticky_replicas:?}");
+}
