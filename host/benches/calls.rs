@@ -15,7 +15,10 @@
 //!
 //! Environment: `CALLS_SEQUENTIAL` (default 2000 calls), `CALLS_PIPELINED`
 //! (default 4000 calls), `CALLS_RUNS` (startup and reload runs, default 7;
-//! at most 3 for the slow 20-plugin cold start).
+//! at most 3 for the slow 20-plugin cold start), `CALLS_SECTIONS` (a comma
+//! list of `calls`, `startup`, `reload`, `fuel`; default all of them; the
+//! floors always run), `CALLS_WRAP` (a command the server runs under, such
+//! as a script that starts `perf record -- "$@"`, for profiling).
 
 #[path = "../../tests/support/mod.rs"]
 mod support;
@@ -42,6 +45,13 @@ mod raw {
         path: "../wit",
         exports: { default: async },
     });
+}
+
+/// Whether `CALLS_SECTIONS` asks for `section` (all sections when unset).
+fn wants(section: &str) -> bool {
+    std::env::var("CALLS_SECTIONS")
+        .map(|sections| sections.split(',').any(|s| s.trim() == section))
+        .unwrap_or(true)
 }
 
 fn env_usize(name: &str, default: usize) -> usize {
@@ -185,7 +195,14 @@ fn echo_client() -> Client {
 
 /// `corral serve DIR ARGS...`, its stderr (the audit log) into `log`.
 fn corral_client(dir: &Path, args: &[&str], log: &Path) -> Client {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_corral"));
+    let mut command = match std::env::var_os("CALLS_WRAP") {
+        Some(wrapper) => {
+            let mut command = Command::new(wrapper);
+            command.arg(env!("CARGO_BIN_EXE_corral"));
+            command
+        }
+        None => Command::new(env!("CARGO_BIN_EXE_corral")),
+    };
     command
         .arg("serve")
         .arg(dir)
@@ -291,6 +308,23 @@ fn sequential(client: &mut Client, calls: usize) -> Latencies {
         let result = client.result("tools/call", &add_params(i));
         samples.push(sent.elapsed());
         check_add(&result, i);
+    }
+    Latencies::new(samples, started.elapsed())
+}
+
+/// `calls` sequential `ping` round trips: the server's protocol overhead
+/// over the transport floor, without any tool call.
+fn sequential_ping(client: &mut Client, calls: usize) -> Latencies {
+    for _ in 0..calls / 10 {
+        client.result("ping", &json!({}));
+    }
+    let mut samples = Vec::with_capacity(calls);
+    let started = Instant::now();
+    for _ in 0..calls {
+        let sent = Instant::now();
+        let result = client.result("ping", &json!({}));
+        samples.push(sent.elapsed());
+        assert_eq!(result, json!({}));
     }
     Latencies::new(samples, started.elapsed())
 }
@@ -573,107 +607,117 @@ fn main() {
     println!();
 
     // Call latency and throughput through the real binary.
-    println!("== corral serve, calc `add` (global rate 1e6, calc.toml rate 1e6)");
-    let dir = calc_folder(&calc, 1);
-    support::write_file(dir.path(), "calc.toml", "[limits]\nrate = 1000000\n");
-    let host = host_sequential(&dir.path().join("calc.wasm"), sequential_calls);
-    println!("{}", host.line("in process: Plugin::call (no stdio)"));
-    let cache = tempfile::tempdir().unwrap();
-    let mut server = corral_client(
-        dir.path(),
-        &[
-            "--global-rate",
-            "1000000",
-            "--cache-dir",
-            cache.path().to_str().unwrap(),
-        ],
-        &log,
-    );
-    server.initialize();
-    let stdio = sequential(&mut server, sequential_calls);
-    println!("{}", stdio.line("stdio: sequential tools/call"));
-    let ratio = stdio.p50().as_secs_f64() / floor.as_secs_f64();
-    println!(
-        "{:<44} {ratio:.2}x the sum of the floors (target <= 2x: {})",
-        "p50",
-        met(ratio <= 2.0)
-    );
-    let single = pipelined(&mut server, pipelined_calls / 4, 1);
-    let window = pipelined(&mut server, pipelined_calls, WINDOW);
-    let speedup = window / single;
-    println!("{:<44} {single:.0} calls/s", "single in flight");
-    println!("{:<44} {window:.0} calls/s", "16 in flight");
-    println!(
-        "{:<44} {speedup:.2}x single in flight (target >= 1.6x: {})",
-        "speed-up",
-        met(speedup >= 1.6)
-    );
-    drop(server);
-    println!();
+    if wants("calls") {
+        println!("== corral serve, calc `add` (global rate 1e6, calc.toml rate 1e6)");
+        let dir = calc_folder(&calc, 1);
+        support::write_file(dir.path(), "calc.toml", "[limits]\nrate = 1000000\n");
+        let host = host_sequential(&dir.path().join("calc.wasm"), sequential_calls);
+        println!("{}", host.line("in process: Plugin::call (no stdio)"));
+        let cache = tempfile::tempdir().unwrap();
+        let mut server = corral_client(
+            dir.path(),
+            &[
+                "--global-rate",
+                "1000000",
+                "--cache-dir",
+                cache.path().to_str().unwrap(),
+            ],
+            &log,
+        );
+        server.initialize();
+        let ping = sequential_ping(&mut server, sequential_calls);
+        println!("{}", ping.line("stdio: sequential ping"));
+        let stdio = sequential(&mut server, sequential_calls);
+        println!("{}", stdio.line("stdio: sequential tools/call"));
+        let ratio = stdio.p50().as_secs_f64() / floor.as_secs_f64();
+        println!(
+            "{:<44} {ratio:.2}x the sum of the floors (target <= 2x: {})",
+            "p50",
+            met(ratio <= 2.0)
+        );
+        let single = pipelined(&mut server, pipelined_calls / 4, 1);
+        let window = pipelined(&mut server, pipelined_calls, WINDOW);
+        let speedup = window / single;
+        println!("{:<44} {single:.0} calls/s", "single in flight");
+        println!("{:<44} {window:.0} calls/s", "16 in flight");
+        println!(
+            "{:<44} {speedup:.2}x single in flight (target >= 1.6x: {})",
+            "speed-up",
+            met(speedup >= 1.6)
+        );
+        drop(server);
+        println!();
+    }
 
     // Startup.
-    println!("== startup: spawn -> first tools/list answer ({runs} runs each, 3 for 20 cold)");
-    let mut warm20 = Duration::ZERO;
-    for copies in [1, 20] {
-        let dir = calc_folder(&calc, copies);
-        let tools = 6 * copies;
-        // Twenty cold compiles take seconds each run: fewer runs.
-        let cold_runs = if copies == 1 { runs } else { runs.min(3) };
-        let cold: Vec<Duration> = (0..cold_runs)
-            .map(|_| {
-                let cache = tempfile::tempdir().unwrap();
-                time_to_first_list(dir.path(), cache.path(), tools, &log)
-            })
-            .collect();
-        summary(&format!("{copies:>2} plugin(s), cold cache"), cold);
-        let cache = tempfile::tempdir().unwrap();
-        time_to_first_list(dir.path(), cache.path(), tools, &log); // fills it
-        let warm: Vec<Duration> = (0..runs)
-            .map(|_| time_to_first_list(dir.path(), cache.path(), tools, &log))
-            .collect();
-        let warm = summary(&format!("{copies:>2} plugin(s), warm cache"), warm);
-        if copies == 20 {
-            warm20 = warm;
+    if wants("startup") {
+        println!("== startup: spawn -> first tools/list answer ({runs} runs each, 3 for 20 cold)");
+        let mut warm20 = Duration::ZERO;
+        for copies in [1, 20] {
+            let dir = calc_folder(&calc, copies);
+            let tools = 6 * copies;
+            // Twenty cold compiles take seconds each run: fewer runs.
+            let cold_runs = if copies == 1 { runs } else { runs.min(3) };
+            let cold: Vec<Duration> = (0..cold_runs)
+                .map(|_| {
+                    let cache = tempfile::tempdir().unwrap();
+                    time_to_first_list(dir.path(), cache.path(), tools, &log)
+                })
+                .collect();
+            summary(&format!("{copies:>2} plugin(s), cold cache"), cold);
+            let cache = tempfile::tempdir().unwrap();
+            time_to_first_list(dir.path(), cache.path(), tools, &log); // fills it
+            let warm: Vec<Duration> = (0..runs)
+                .map(|_| time_to_first_list(dir.path(), cache.path(), tools, &log))
+                .collect();
+            let warm = summary(&format!("{copies:>2} plugin(s), warm cache"), warm);
+            if copies == 20 {
+                warm20 = warm;
+            }
         }
+        println!(
+            "{:<44} target < 50 ms: {}",
+            "20 plugins, warm cache",
+            met(warm20 < Duration::from_millis(50))
+        );
+        println!();
     }
-    println!(
-        "{:<44} target < 50 ms: {}",
-        "20 plugins, warm cache",
-        met(warm20 < Duration::from_millis(50))
-    );
-    println!();
 
     // Reload.
-    println!("== reload: plugin renamed into place -> notifications/tools/list_changed");
-    summary("reload (warm cache)", reload_latency(&calc, runs, &log));
-    println!();
+    if wants("reload") {
+        println!("== reload: plugin renamed into place -> notifications/tools/list_changed");
+        summary("reload (warm cache)", reload_latency(&calc, runs, &log));
+        println!();
+    }
 
     // Fuel.
-    println!("== fuel overhead: sketch `mandelbrot` 256x256, 1000 iterations, raw wasmtime");
-    let arguments = r#"{"width":256,"height":256,"max_iterations":1000}"#;
-    let mut medians = Vec::new();
-    for fuel in [false, true] {
-        let plugin = RawPlugin::new(&sketch, fuel);
-        let samples = runtime().block_on(async {
-            plugin.call("mandelbrot", arguments).await; // warm-up
-            let mut samples = Vec::new();
-            for _ in 0..5 {
-                let started = Instant::now();
-                let result = plugin.call("mandelbrot", arguments).await;
-                samples.push(started.elapsed());
-                assert!(!result.is_error);
-            }
-            samples
-        });
-        let case = if fuel { "fuel on" } else { "fuel off" };
-        medians.push(summary(case, samples));
+    if wants("fuel") {
+        println!("== fuel overhead: sketch `mandelbrot` 256x256, 1000 iterations, raw wasmtime");
+        let arguments = r#"{"width":256,"height":256,"max_iterations":1000}"#;
+        let mut medians = Vec::new();
+        for fuel in [false, true] {
+            let plugin = RawPlugin::new(&sketch, fuel);
+            let samples = runtime().block_on(async {
+                plugin.call("mandelbrot", arguments).await; // warm-up
+                let mut samples = Vec::new();
+                for _ in 0..5 {
+                    let started = Instant::now();
+                    let result = plugin.call("mandelbrot", arguments).await;
+                    samples.push(started.elapsed());
+                    assert!(!result.is_error);
+                }
+                samples
+            });
+            let case = if fuel { "fuel on" } else { "fuel off" };
+            medians.push(summary(case, samples));
+        }
+        println!(
+            "{:<44} {:+.1}%",
+            "fuel overhead",
+            (medians[1].as_secs_f64() / medians[0].as_secs_f64() - 1.0) * 100.0
+        );
+        println!();
     }
-    println!(
-        "{:<44} {:+.1}%",
-        "fuel overhead",
-        (medians[1].as_secs_f64() / medians[0].as_secs_f64() - 1.0) * 100.0
-    );
-    println!();
     println!("bench time: {:.1} s", bench_started.elapsed().as_secs_f64());
 }
 

@@ -34,9 +34,15 @@ pub fn test_cache_dir() -> PathBuf {
     target_dir().join("test-cache").join("shared")
 }
 
-/// Builds every plugin (examples and test fixtures) once per test binary,
-/// with the same command users run, and returns the example plugin folder.
-pub fn plugins_dir() -> PathBuf {
+/// The example plugins written in Rust. Most suites serve only these: they
+/// load in milliseconds, while a Python or JavaScript plugin takes tens of
+/// seconds to compile cold. `tests/languages.rs` serves every language.
+pub const RUST_EXAMPLES: [&str; 4] = ["calc", "sketch", "textstats", "ticker"];
+
+/// Builds every plugin (examples in every language and the test fixtures)
+/// once per test binary, with the same command users run; returns the folder
+/// of all built examples (`target/plugins`).
+pub fn all_plugins_dir() -> PathBuf {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
         let status = Command::new(repo_root().join("plugins/build"))
@@ -49,14 +55,39 @@ pub fn plugins_dir() -> PathBuf {
     target_dir().join("plugins")
 }
 
-/// The built example plugin `name` (e.g. "calc").
+/// A folder holding only the Rust example plugins (see [`RUST_EXAMPLES`]),
+/// refreshed from `target/plugins` once per test binary.
+pub fn plugins_dir() -> PathBuf {
+    static COPIED: OnceLock<PathBuf> = OnceLock::new();
+    COPIED
+        .get_or_init(|| {
+            let all = all_plugins_dir();
+            let dir = target_dir().join("test-plugins").join("rust-examples");
+            std::fs::create_dir_all(&dir).unwrap();
+            for name in RUST_EXAMPLES {
+                let file = format!("{name}.wasm");
+                let (source, dest) = (all.join(&file), dir.join(&file));
+                let same = std::fs::read(&dest).ok() == Some(std::fs::read(&source).unwrap());
+                if !same {
+                    // By rename: another test binary may be serving this folder.
+                    let temporary = dir.join(format!(".{file}.{}", std::process::id()));
+                    std::fs::copy(&source, &temporary).unwrap();
+                    std::fs::rename(&temporary, &dest).unwrap();
+                }
+            }
+            dir
+        })
+        .clone()
+}
+
+/// The built example plugin `name` (e.g. "calc", "python-dates").
 pub fn example(name: &str) -> PathBuf {
-    plugins_dir().join(format!("{name}.wasm"))
+    all_plugins_dir().join(format!("{name}.wasm"))
 }
 
 /// The built test-only plugin `name` from `tests/plugins/`.
 pub fn fixture(name: &str) -> PathBuf {
-    plugins_dir();
+    all_plugins_dir();
     target_dir()
         .join("test-plugins")
         .join(format!("{name}.wasm"))

@@ -51,7 +51,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as CURSOR;
 use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, mpsc, watch};
-use tokio::task::{AbortHandle, JoinHandle};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::jsonrpc::{self, Frame, Incoming, Notification, Request, RpcError};
@@ -230,7 +231,7 @@ pub struct Session<H> {
     /// The minimum level of log notifications, as a `LogLevel` index.
     log_level: Arc<AtomicU8>,
     /// Requests running, by the JSON text of their id, for cancellation.
-    in_flight: Mutex<HashMap<String, AbortHandle>>,
+    in_flight: Mutex<HashMap<String, CancellationToken>>,
     /// Open `subscriptions/listen` streams, by the JSON text of their id.
     listeners: Mutex<HashMap<String, Listener>>,
     /// Set by `finish`: listen streams end.
@@ -324,19 +325,25 @@ impl<H: ToolHost> Session<H> {
         F: FnOnce(Value) + Send + 'static,
     {
         let key = request.id.to_string();
+        // Registered before the task exists, so that it cannot deregister
+        // before it is registered, and without holding the lock across the
+        // spawn (a fast request would wait for it on another thread).
+        let cancel = CancellationToken::new();
+        self.in_flight
+            .lock()
+            .unwrap()
+            .insert(key.clone(), cancel.clone());
         let session = self.clone();
-        let task_key = key.clone();
-        // Holding the lock while spawning means the task cannot deregister
-        // itself before it is registered.
-        let mut in_flight = self.in_flight.lock().unwrap();
-        let task = self.tasks.spawn(async move {
-            let response = session.respond(request, reply).await;
-            session.in_flight.lock().unwrap().remove(&task_key);
-            if let Some(response) = response {
+        self.tasks.spawn(async move {
+            // Cancelled: the work is dropped where it stands.
+            let response = cancel
+                .run_until_cancelled(session.respond(request, reply))
+                .await;
+            session.in_flight.lock().unwrap().remove(&key);
+            if let Some(Some(response)) = response {
                 deliver(response);
             }
         });
-        in_flight.insert(key, task.abort_handle());
     }
 
     fn handle_batch(self: &Arc<Self>, items: Vec<Incoming>, reply: Outbox) {
@@ -403,7 +410,7 @@ impl<H: ToolHost> Session<H> {
                 };
                 if let Some(task) = self.in_flight.lock().unwrap().remove(&id.to_string()) {
                     // The spec: stop the work and send no response.
-                    task.abort();
+                    task.cancel();
                     tracing::debug!("cancelled request {id}");
                 }
             }
