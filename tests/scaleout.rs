@@ -27,6 +27,17 @@ struct Nginx {
 
 impl Drop for Nginx {
     fn drop(&mut self) {
+        // SIGTERM: the master stops its workers (a SIGKILL would orphan them).
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
