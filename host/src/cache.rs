@@ -1,15 +1,19 @@
 //! The compile cache: compiled plugins kept on disk, so that a restart (or a
 //! reload of a file seen before) skips Cranelift.
 //!
-//! An entry is keyed by the SHA-256 of the component's bytes and by the
+//! An entry is keyed by the BLAKE3 hash of the component's bytes and by the
 //! engine's compatibility hash ([`Engine::precompile_compatibility_hash`]),
 //! so a different wasmtime or engine configuration never picks up another's
 //! artifact:
 //!
 //! ```text
-//! <cache dir>/<engine hash>/<component sha256>.cwasm         the artifact
-//! <cache dir>/<engine hash>/<component sha256>.cwasm.sha256  its own sha256
+//! <cache dir>/<engine hash>/<component blake3>.cwasm         the artifact
+//! <cache dir>/<engine hash>/<component blake3>.cwasm.blake3  its own blake3
 //! ```
+//!
+//! BLAKE3 rather than SHA-256: a warm start hashes every plugin and every
+//! artifact it loads, and BLAKE3 is several times faster; both are
+//! collision-resistant.
 //!
 //! Both files are written to a temporary name and renamed into place, never
 //! written in place. An entry is trusted only when the artifact's digest
@@ -17,6 +21,9 @@
 //! deserialize it) the component is compiled again and the entry
 //! overwritten. A cache that cannot be written (read-only disk, no home
 //! folder) only costs speed: compiling always works.
+//!
+//! Loads of the same component that overlap (a folder of copies, plugins
+//! loaded in parallel) share one compile or one deserialization.
 //!
 //! The cache is process-wide: the binary [`install`]s one at startup, and
 //! every [`compile`] goes through it. Without one (the default, and what
@@ -26,11 +33,11 @@ use std::hash::Hasher;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Instant;
 
 use anyhow::{Context as _, Result};
-use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
@@ -89,13 +96,21 @@ pub struct CompileCache {
     dir: PathBuf,
     /// Whether a failure to write has been reported (once is enough).
     warned: AtomicBool,
+    /// Loads in progress, by entry key.
+    loading: Mutex<HashMap<String, SharedLoad>>,
 }
 
 /// Where one component's entry lives.
 struct Entry {
+    /// The engine and content key, naming the entry.
+    key: String,
     artifact: PathBuf,
     digest: PathBuf,
 }
+
+/// A load of one entry that others may be waiting for; the error as text,
+/// since every waiter gets a copy.
+type SharedLoad = Arc<OnceLock<Result<Component, String>>>;
 
 impl CompileCache {
     /// A cache in `dir`, created on first write.
@@ -103,6 +118,7 @@ impl CompileCache {
         CompileCache {
             dir: dir.into(),
             warned: AtomicBool::new(false),
+            loading: Mutex::new(HashMap::new()),
         }
     }
 
@@ -111,10 +127,37 @@ impl CompileCache {
     }
 
     /// The component for `bytes`: deserialized from a verified cache entry,
-    /// or compiled (and then stored).
+    /// or compiled (and then stored). A call that overlaps another for the
+    /// same component waits for it and shares its result.
     pub fn compile(&self, engine: &Engine, bytes: &[u8]) -> Result<Component> {
         let entry = self.entry(engine, bytes);
-        match self.load(engine, &entry) {
+        let shared: SharedLoad = self
+            .loading
+            .lock()
+            .unwrap()
+            .entry(entry.key.clone())
+            .or_default()
+            .clone();
+        let result = shared
+            .get_or_init(|| {
+                self.load_or_compile(engine, &entry, bytes)
+                    .map_err(|err| format!("{err:#}"))
+            })
+            .clone();
+        // Done: later loads read the disk again (a finished load is not
+        // kept in memory, or every replaced plugin version would be).
+        let mut loading = self.loading.lock().unwrap();
+        if loading
+            .get(&entry.key)
+            .is_some_and(|current| Arc::ptr_eq(current, &shared))
+        {
+            loading.remove(&entry.key);
+        }
+        result.map_err(anyhow::Error::msg)
+    }
+
+    fn load_or_compile(&self, engine: &Engine, entry: &Entry, bytes: &[u8]) -> Result<Component> {
+        match self.load(engine, entry) {
             Ok(Some(component)) => return Ok(component),
             Ok(None) => {}
             Err(err) => tracing::warn!(
@@ -129,7 +172,7 @@ impl CompileCache {
             "compiled {} bytes of component",
             bytes.len()
         );
-        if let Err(err) = self.store(&entry, &artifact)
+        if let Err(err) = self.store(entry, &artifact)
             && !self.warned.swap(true, Ordering::Relaxed)
         {
             tracing::warn!(
@@ -142,14 +185,15 @@ impl CompileCache {
     }
 
     fn entry(&self, engine: &Engine, bytes: &[u8]) -> Entry {
-        let mut hasher = DigestHasher(Sha256::new());
+        let mut hasher = DigestHasher(blake3::Hasher::new());
         std::hash::Hash::hash(&engine.precompile_compatibility_hash(), &mut hasher);
-        let engine_key = hex(&hasher.0.finalize()[..16]);
-        let content_key = hex(&Sha256::digest(bytes));
-        let folder = self.dir.join(engine_key);
+        let engine_key = hex(&hasher.0.finalize().as_bytes()[..16]);
+        let content_key = blake3::hash(bytes).to_hex();
+        let folder = self.dir.join(&engine_key);
         Entry {
+            key: format!("{engine_key}/{content_key}"),
             artifact: folder.join(format!("{content_key}.cwasm")),
-            digest: folder.join(format!("{content_key}.cwasm.sha256")),
+            digest: folder.join(format!("{content_key}.cwasm.blake3")),
         }
     }
 
@@ -166,7 +210,7 @@ impl CompileCache {
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(err) => return Err(err).context("reading the artifact"),
         };
-        if hex(&Sha256::digest(&artifact)) != expected.trim() {
+        if blake3::hash(&artifact).to_hex().as_str() != expected.trim() {
             anyhow::bail!("its digest does not match (corrupt or partly written)");
         }
         drop(artifact);
@@ -188,7 +232,7 @@ impl CompileCache {
         std::fs::create_dir_all(folder)
             .with_context(|| format!("creating {}", folder.display()))?;
         write_by_rename(&entry.artifact, artifact)?;
-        write_by_rename(&entry.digest, hex(&Sha256::digest(artifact)).as_bytes())?;
+        write_by_rename(&entry.digest, blake3::hash(artifact).to_hex().as_bytes())?;
         Ok(())
     }
 }
@@ -216,9 +260,9 @@ fn write_by_rename(path: &Path, bytes: &[u8]) -> Result<()> {
     written.with_context(|| format!("writing {}", path.display()))
 }
 
-/// Feeds what a `Hash` implementation writes into SHA-256: a digest that,
+/// Feeds what a `Hash` implementation writes into BLAKE3: a digest that,
 /// unlike `DefaultHasher`'s, is the same across Rust releases.
-struct DigestHasher(Sha256);
+struct DigestHasher(blake3::Hasher);
 
 impl Hasher for DigestHasher {
     fn write(&mut self, bytes: &[u8]) {
@@ -226,7 +270,7 @@ impl Hasher for DigestHasher {
     }
 
     fn finish(&self) -> u64 {
-        unreachable!("only the SHA-256 digest is used")
+        unreachable!("only the BLAKE3 digest is used")
     }
 }
 
@@ -289,8 +333,8 @@ mod tests {
         // A digest that matches garbage: wasmtime refuses it, and it is replaced.
         std::fs::write(&artifact, b"garbage").unwrap();
         let mut digest = artifact.as_os_str().to_owned();
-        digest.push(".sha256");
-        std::fs::write(&digest, hex(&Sha256::digest(b"garbage"))).unwrap();
+        digest.push(".blake3");
+        std::fs::write(&digest, blake3::hash(b"garbage").to_hex().as_bytes()).unwrap();
         cache.compile(&engine, EMPTY_COMPONENT).unwrap();
         assert_eq!(std::fs::read(&artifact).unwrap(), good);
     }
