@@ -16,8 +16,8 @@
 //! Environment: `CALLS_SEQUENTIAL` (default 2000 calls), `CALLS_PIPELINED`
 //! (default 4000 calls), `CALLS_RUNS` (startup and reload runs, default 7;
 //! at most 3 for the slow 20-plugin cold start), `CALLS_SECTIONS` (a comma
-//! list of `calls`, `startup`, `reload`, `fuel`; default all of them; the
-//! floors always run), `CALLS_WRAP` (a command the server runs under, such
+//! list of `calls`, `languages`, `startup`, `reload`, `fuel`; default all of
+//! them; the floors always run), `CALLS_WRAP` (a command the server runs under, such
 //! as a script that starts `perf record -- "$@"`, for profiling).
 
 #[path = "../../tests/support/mod.rs"]
@@ -327,6 +327,117 @@ fn sequential_ping(client: &mut Client, calls: usize) -> Latencies {
         assert_eq!(result, json!({}));
     }
     Latencies::new(samples, started.elapsed())
+}
+
+/// `calls` sequential round trips of one tool call, after `calls / 10`
+/// unmeasured; every answer must contain `expect`.
+fn sequential_tool(
+    client: &mut Client,
+    tool: &str,
+    arguments: &Value,
+    expect: &str,
+    calls: usize,
+) -> Latencies {
+    let params = json!({ "name": tool, "arguments": arguments });
+    let mut call = |client: &mut Client| {
+        let result = client.result("tools/call", &params);
+        assert_eq!(result["isError"], false, "{tool} failed: {result}");
+        assert!(
+            result.to_string().contains(expect),
+            "{tool} answered {result}"
+        );
+    };
+    for _ in 0..calls / 10 {
+        call(client);
+    }
+    let mut samples = Vec::with_capacity(calls);
+    let started = Instant::now();
+    for _ in 0..calls {
+        let sent = Instant::now();
+        call(client);
+        samples.push(sent.elapsed());
+    }
+    Latencies::new(samples, started.elapsed())
+}
+
+/// Size, cold and warm load, and call latency of one example tool per
+/// language, each plugin served alone under its default limits (but for
+/// the rate limit, raised so that the benchmark measures calls, not
+/// refusals).
+fn languages(sequential_calls: usize, runs: usize, log: &Path) {
+    println!(
+        "== languages: one example tool each; load = spawn -> first tools/list, one plugin alone"
+    );
+    let cases = [
+        ("Rust", "calc", "add", json!({ "a": 1, "b": 2 }), "3", 6),
+        (
+            "C",
+            "c-hash",
+            "sha256_hash",
+            json!({ "data": "abc" }),
+            "ba7816bf",
+            4,
+        ),
+        (
+            "Python",
+            "python-dates",
+            "date_info",
+            json!({ "date": "2024-12-30" }),
+            "Monday",
+            5,
+        ),
+        (
+            "JavaScript",
+            "js-json",
+            "json_format",
+            json!({ "json": "{\"a\": [1, 2]}" }),
+            "[",
+            4,
+        ),
+    ];
+    for (language, plugin, tool, arguments, expect, tools) in cases {
+        let wasm = support::example(plugin);
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(&wasm, dir.path().join(format!("{plugin}.wasm"))).unwrap();
+        support::write_file(
+            dir.path(),
+            &format!("{plugin}.toml"),
+            "[limits]\nrate = 1000000\n",
+        );
+        let cache = tempfile::tempdir().unwrap();
+        let cold = time_to_first_list(dir.path(), cache.path(), tools, log);
+        let warm: Vec<Duration> = (0..runs)
+            .map(|_| time_to_first_list(dir.path(), cache.path(), tools, log))
+            .collect();
+        let warm = median(warm);
+        let mut server = corral_client(
+            dir.path(),
+            &[
+                "--global-rate",
+                "1000000",
+                "--cache-dir",
+                cache.path().to_str().unwrap(),
+            ],
+            log,
+        );
+        server.initialize();
+        // Interpreted languages take milliseconds per call: fewer calls.
+        let calls = if matches!(language, "Rust" | "C") {
+            sequential_calls
+        } else {
+            (sequential_calls / 10).max(50)
+        };
+        let latency = sequential_tool(&mut server, tool, &arguments, expect, calls);
+        println!(
+            "{:<44} {:>8} KiB  cold {}  warm {}",
+            format!("{language} ({plugin})"),
+            file_kib(&wasm),
+            ms(cold),
+            ms(warm)
+        );
+        println!("{}", latency.line(&format!("  {tool} over stdio")));
+    }
+    println!();
 }
 
 /// `calls` tools/call requests with `window` in flight; calls per second.
@@ -647,6 +758,11 @@ fn main() {
         );
         drop(server);
         println!();
+    }
+
+    // One example tool per language.
+    if wants("languages") {
+        languages(sequential_calls, runs, &log);
     }
 
     // Startup.
