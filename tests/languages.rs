@@ -1,0 +1,831 @@
+//! Any WASI language (issue 6): the example plugins written in Rust, C,
+//! Python and JavaScript, served together by one `corral serve` over stdio.
+//!
+//! Every test shares one server. Its first `tools/list` waits until every
+//! plugin has loaded, and with a cold compile cache the Python (19 MB) and
+//! JavaScript (12 MB) components take tens of seconds each to compile; one
+//! server pays that once for the whole suite. The tests take turns on it (a
+//! mutex), so each one sees only the responses to its own requests.
+//!
+//! The served folder holds copies of the seven examples and nothing else: no
+//! manifest (`NAME.toml`), so every call runs under the default limits.
+
+mod support;
+
+use std::any::Any;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::{Server, first_text};
+
+/// How long the first `tools/list` may take. It is answered once every
+/// plugin has loaded: about a minute with a cold cache on a 2-core machine
+/// (Python and JavaScript compile for 20-45 s each), so 300 s leaves a slower
+/// CI machine a wide margin. Warm, it takes well under a second.
+const FIRST_LOAD_BOUND: Duration = Duration::from_secs(300);
+
+/// How quiet the server must stay before a test that follows a failed one
+/// may assume the failed test's late responses have all arrived.
+const DRAIN_QUIET: Duration = Duration::from_secs(1);
+
+/// The protocol revision the suite speaks: one with structured content.
+const REVISION: &str = "2025-11-25";
+
+/// Each example plugin: its language, its name (the file is NAME.wasm) and
+/// every tool it offers.
+const EXAMPLES: [(&str, &str, &[&str]); 7] = [
+    (
+        "Rust",
+        "calc",
+        &["add", "subtract", "multiply", "divide", "power", "sqrt"],
+    ),
+    ("Rust", "sketch", &["mandelbrot", "tone", "swatch"]),
+    ("Rust", "textstats", &["analyze_text", "text_report"]),
+    ("Rust", "ticker", &["countdown", "sleep", "log_levels"]),
+    (
+        "C",
+        "c-hash",
+        &[
+            "sha256_hash",
+            "hmac_sha256",
+            "crc32_checksum",
+            "transcode_bytes",
+        ],
+    ),
+    (
+        "Python",
+        "python-dates",
+        &[
+            "date_info",
+            "date_diff",
+            "date_add",
+            "month_calendar",
+            "convert_timestamp",
+        ],
+    ),
+    (
+        "JavaScript",
+        "js-json",
+        &["json_query", "json_diff", "json_format", "json_to_csv"],
+    ),
+];
+
+/// The server every test shares, with the tools it listed first.
+struct Suite {
+    server: Server,
+    /// The folder it serves.
+    folder: PathBuf,
+    /// The first `tools/list` result: every tool of every plugin.
+    tools: Vec<Value>,
+}
+
+/// The shared server, started on first use; held until the guard drops.
+///
+/// It is never shut down explicitly (statics are not dropped): when the test
+/// process exits its end of the server's stdin closes, and the server exits
+/// on end of input as it does for any client.
+fn suite() -> MutexGuard<'static, Suite> {
+    static SUITE: OnceLock<Result<Mutex<Suite>, String>> = OnceLock::new();
+    // A failed start is remembered, so that the other tests fail at once
+    // instead of each waiting FIRST_LOAD_BOUND again.
+    let started = SUITE.get_or_init(|| {
+        std::panic::catch_unwind(start_suite)
+            .map(Mutex::new)
+            .map_err(panic_message)
+    });
+    let mutex = match started {
+        Ok(mutex) => mutex,
+        Err(message) => panic!("the shared server did not start: {message}"),
+    };
+    mutex.lock().unwrap_or_else(|poisoned| {
+        // A test failed while holding the server: it may have left requests
+        // unanswered. Their late responses would confuse the next test.
+        let mut suite = poisoned.into_inner();
+        while suite.server.recv_within(DRAIN_QUIET).is_some() {}
+        suite.server.notifications.clear();
+        mutex.clear_poison();
+        suite
+    })
+}
+
+fn panic_message(panic: Box<dyn Any + Send>) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "(no message)".to_string())
+}
+
+fn start_suite() -> Suite {
+    let folder = examples_folder();
+    // Not watching the folder keeps the served set as it was at start, even
+    // if another run of this suite refreshes the copies meanwhile.
+    let mut server = Server::start_with(&folder, &["--no-watch"]);
+    server.initialize(REVISION);
+    let started = Instant::now();
+    let id = server.send_request("tools/list", json!({}));
+    let response = response_within(&mut server, &id, FIRST_LOAD_BOUND);
+    let load_time = started.elapsed();
+    let page = response
+        .get("result")
+        .unwrap_or_else(|| panic!("tools/list failed: {response}"));
+    assert!(
+        page.get("nextCursor").is_none(),
+        "every tool fits the default page of 500: {page}"
+    );
+    let tools = page["tools"].as_array().unwrap().clone();
+    eprintln!(
+        "languages: every plugin loaded for the first tools/list in {:.1} s",
+        load_time.as_secs_f64()
+    );
+    Suite {
+        server,
+        folder,
+        tools,
+    }
+}
+
+/// Waits up to `bound` (instead of support's PATIENCE) for the response to
+/// `id`, keeping notifications.
+fn response_within(server: &mut Server, id: &Value, bound: Duration) -> Value {
+    let deadline = Instant::now() + bound;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Some(message) = server.recv_within(left) else {
+            panic!(
+                "no response to {id} within {bound:?}; stderr:\n{}",
+                server.stderr()
+            );
+        };
+        if message.get("id") == Some(id) {
+            return message;
+        }
+        if message.get("id").is_none() && message.get("method").is_some() {
+            server.notifications.push(message);
+            continue;
+        }
+        panic!("unexpected message while waiting for {id}: {message}");
+    }
+}
+
+/// A folder holding a copy of every example plugin and nothing else (so no
+/// manifest), refreshed from `target/plugins`, which `plugins/build` fills
+/// with the examples of every language.
+fn examples_folder() -> PathBuf {
+    let built = support::all_plugins_dir();
+    let folder = built
+        .parent()
+        .unwrap()
+        .join("test-plugins")
+        .join("all-languages");
+    std::fs::create_dir_all(&folder).unwrap();
+    let wanted: Vec<String> = EXAMPLES
+        .iter()
+        .map(|(_, name, _)| format!("{name}.wasm"))
+        .collect();
+    // Anything else left from an earlier run (a manifest above all) goes.
+    for entry in std::fs::read_dir(&folder).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !wanted.contains(&name) && !name.starts_with('.') {
+            std::fs::remove_file(entry.path()).unwrap();
+        }
+    }
+    for file in &wanted {
+        let (source, dest) = (built.join(file), folder.join(file));
+        let source_bytes =
+            std::fs::read(&source).unwrap_or_else(|err| panic!("{}: {err}", source.display()));
+        if std::fs::read(&dest).ok() != Some(source_bytes) {
+            // By rename, so that a server never sees half a file.
+            let temporary = folder.join(format!(".{file}.{}", std::process::id()));
+            std::fs::copy(&source, &temporary).unwrap();
+            std::fs::rename(&temporary, &dest).unwrap();
+        }
+    }
+    folder
+}
+
+// ------------------------------------------------------------- helpers
+
+/// Asserts a successful call whose text is exactly `text`.
+fn assert_text(result: &Value, text: &str) {
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(first_text(result), text, "{result}");
+}
+
+/// Asserts a successful call with exactly `structured` as its structured
+/// content and the same JSON as its text (for clients that ignore it).
+fn assert_structured(result: &Value, structured: &Value) {
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(&result["structuredContent"], structured, "{result}");
+    let mirrored: Value = serde_json::from_str(first_text(result))
+        .unwrap_or_else(|err| panic!("the text is not the structured JSON ({err}): {result}"));
+    assert_eq!(&mirrored, structured, "{result}");
+}
+
+/// Asserts a tool execution error reported by the plugin itself (not a
+/// schema rejection by the host) whose message contains every one of
+/// `phrases`.
+fn assert_plugin_error(result: &Value, phrases: &[&str]) {
+    assert_eq!(result["isError"], true, "{result}");
+    let text = first_text(result);
+    assert!(
+        !text.starts_with("Invalid arguments"),
+        "the host rejected the arguments; the plugin never ran: {result}"
+    );
+    for phrase in phrases {
+        assert!(text.contains(phrase), "{phrase:?} missing from {text:?}");
+    }
+    assert!(
+        result.get("structuredContent").is_none(),
+        "an error carries no structured content: {result}"
+    );
+}
+
+/// Asserts that the host refused the arguments of `tool` by its input schema,
+/// naming `pointer` and containing `phrase`.
+fn assert_schema_rejection(result: &Value, tool: &str, pointer: &str, phrase: &str) {
+    assert_eq!(result["isError"], true, "{result}");
+    let text = first_text(result);
+    assert!(
+        text.starts_with(&format!("Invalid arguments for tool `{tool}`")),
+        "{text:?}"
+    );
+    assert!(text.contains(&format!("- {pointer}: ")), "{text:?}");
+    assert!(text.contains(phrase), "{phrase:?} missing from {text:?}");
+}
+
+fn tool<'a>(tools: &'a [Value], name: &str) -> &'a Value {
+    tools
+        .iter()
+        .find(|tool| tool["name"] == name)
+        .unwrap_or_else(|| panic!("no tool {name}"))
+}
+
+// --------------------------------------------------------------- tests
+
+#[test]
+fn one_server_lists_the_tools_of_every_language() {
+    let mut suite = suite();
+    let listed: Vec<&str> = suite
+        .tools
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    let mut expected: Vec<&str> = EXAMPLES
+        .iter()
+        .flat_map(|(_, _, tools)| tools.iter().copied())
+        .collect();
+    let mut sorted = listed.clone();
+    sorted.sort_unstable();
+    expected.sort_unstable();
+    assert_eq!(sorted, expected, "listed: {listed:?}");
+
+    // What each language declares arrives as declared: an output schema
+    // where the tool returns structured content, none where it returns text,
+    // and the read-only hint all of these set.
+    let tools = &suite.tools;
+    for name in [
+        "analyze_text",
+        "sha256_hash",
+        "hmac_sha256",
+        "crc32_checksum",
+        "transcode_bytes",
+        "date_info",
+        "date_diff",
+        "date_add",
+        "convert_timestamp",
+        "json_query",
+        "json_diff",
+    ] {
+        let tool = tool(tools, name);
+        assert_eq!(tool["outputSchema"]["type"], "object", "{tool}");
+        assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+    }
+    for name in ["add", "month_calendar", "json_format", "json_to_csv"] {
+        let tool = tool(tools, name);
+        assert!(tool.get("outputSchema").is_none(), "{tool}");
+    }
+    for name in ["add", "sha256_hash", "date_info", "json_query"] {
+        let tool = tool(tools, name);
+        assert_eq!(tool["annotations"]["readOnlyHint"], true, "{tool}");
+    }
+    assert_eq!(
+        tool(tools, "sha256_hash")["inputSchema"]["required"],
+        json!(["data"])
+    );
+    assert_eq!(
+        tool(tools, "date_info")["inputSchema"]["properties"]["date"]["pattern"],
+        r"^(\d{4}-\d{2}-\d{2}|today)$"
+    );
+    assert_eq!(
+        tool(tools, "json_query")["inputSchema"]["required"],
+        json!(["json", "path"])
+    );
+
+    // Every plugin loaded, none failed (a failed load is logged and skipped).
+    let stderr = suite.server.stderr();
+    for (language, name, tools) in EXAMPLES {
+        assert!(
+            stderr.contains(&format!("plugin={name} tools={} ", tools.len())),
+            "{language} plugin {name} not loaded:\n{stderr}"
+        );
+    }
+    assert!(!stderr.contains(" ERROR "), "{stderr}");
+
+    // The list is the same when asked again, now that everything is loaded.
+    let again = suite.server.all_tools();
+    assert_eq!(again, suite.tools);
+}
+
+#[test]
+fn no_manifest_applies_so_every_plugin_runs_under_the_default_limits() {
+    let suite = suite();
+    let mut files: Vec<String> = std::fs::read_dir(&suite.folder)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| !name.starts_with('.'))
+        .collect();
+    files.sort();
+    let mut expected: Vec<String> = EXAMPLES
+        .iter()
+        .map(|(_, name, _)| format!("{name}.wasm"))
+        .collect();
+    expected.sort();
+    assert_eq!(files, expected, "only the plugins, no NAME.toml");
+
+    // What the host applies without a manifest, as `corral inspect` reports
+    // it. Only the small C and Rust plugins: inspect compiles without the
+    // compile cache, which costs 20 s or more for Python and JavaScript.
+    for name in ["c-hash", "textstats"] {
+        let output = Command::new(env!("CARGO_BIN_EXE_corral"))
+            .arg("inspect")
+            .arg(suite.folder.join(format!("{name}.wasm")))
+            .env("CORRAL_LOG", "warn")
+            .env("CORRAL_CACHE_DIR", support::test_cache_dir())
+            .output()
+            .unwrap();
+        let report = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{report}");
+        assert!(
+            report.contains("manifest none: default limits, no grants"),
+            "{report}"
+        );
+        assert!(
+            report.contains("fuel 10,000,000,000, memory 256 MiB, timeout 30 s, output 4 MiB"),
+            "{report}"
+        );
+    }
+}
+
+#[test]
+fn rust_calls_and_tool_errors() {
+    let mut suite = suite();
+    let server = &mut suite.server;
+    assert_text(&server.call("add", json!({ "a": 1.5, "b": 2 })), "3.5");
+    assert_structured(
+        &server.call(
+            "analyze_text",
+            json!({ "text": "One fish. Two fish! Red fish?" }),
+        ),
+        &json!({
+            "characters": 29,
+            "words": 6,
+            "lines": 1,
+            "sentences": 3,
+            "average_word_length": 3.5,
+            "top_words": [
+                { "word": "fish", "count": 3 },
+                { "word": "one", "count": 1 },
+                { "word": "red", "count": 1 },
+                { "word": "two", "count": 1 },
+            ],
+        }),
+    );
+
+    assert_plugin_error(
+        &server.call("divide", json!({ "a": 1, "b": 0 })),
+        &["cannot divide by zero", "b must not be 0"],
+    );
+    assert_plugin_error(
+        &server.call("sqrt", json!({ "x": -4 })),
+        &["square root of a negative number (-4)"],
+    );
+    // The plugin and the session keep working after its errors.
+    assert_text(&server.call("sqrt", json!({ "x": 16 })), "4");
+}
+
+#[test]
+fn c_calls_and_tool_errors() {
+    let mut suite = suite();
+    let server = &mut suite.server;
+    // FIPS 180-2's example: SHA-256("abc").
+    let sha = server.call("sha256_hash", json!({ "data": "abc" }));
+    assert_eq!(
+        first_text(&sha),
+        "SHA-256 of 3 bytes: ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+    assert_eq!(sha["isError"], false, "{sha}");
+    assert_eq!(
+        sha["structuredContent"],
+        json!({
+            "algorithm": "SHA-256",
+            "hex": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+            "base64": "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0=",
+            "byte_length": 3,
+        })
+    );
+    // RFC 4231, test case 2, checked against its expected MAC.
+    let mac = "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843";
+    let hmac = server.call(
+        "hmac_sha256",
+        json!({ "key": "Jefe", "message": "what do ya want for nothing?", "expected": mac }),
+    );
+    assert_text(&hmac, &format!("HMAC-SHA256: {mac} (matches `expected`)"));
+    assert_eq!(hmac["structuredContent"]["hex"], mac, "{hmac}");
+    assert_eq!(hmac["structuredContent"]["matches"], true, "{hmac}");
+    // The CRC-32 check value.
+    let crc = server.call("crc32_checksum", json!({ "data": "123456789" }));
+    assert_text(&crc, "CRC-32 of 9 bytes: cbf43926 (3421780262)");
+    assert_eq!(
+        crc["structuredContent"],
+        json!({ "hex": "cbf43926", "decimal": 3421780262u64, "byte_length": 9 })
+    );
+
+    assert_plugin_error(
+        &server.call("sha256_hash", json!({ "data": "zz", "encoding": "hex" })),
+        &[
+            "`data` is not valid hex",
+            "'z' at character 0",
+            "set `encoding`",
+        ],
+    );
+    assert_plugin_error(
+        &server.call(
+            "transcode_bytes",
+            json!({ "data": "ff", "from": "hex", "to": "utf8" }),
+        ),
+        &["not valid UTF-8", "0xFF at offset 0", "use hex or base64"],
+    );
+    let decoded = server.call(
+        "transcode_bytes",
+        json!({ "data": "aGVsbG8=", "from": "base64", "to": "utf8" }),
+    );
+    assert_text(&decoded, "hello");
+    assert_eq!(
+        decoded["structuredContent"],
+        json!({ "output": "hello", "encoding": "utf8", "byte_length": 5 })
+    );
+}
+
+#[test]
+fn python_calls_and_tool_errors() {
+    let mut suite = suite();
+    let server = &mut suite.server;
+    // A Monday whose ISO week is the first of the next year.
+    assert_structured(
+        &server.call("date_info", json!({ "date": "2024-12-30" })),
+        &json!({
+            "date": "2024-12-30",
+            "weekday": "Monday",
+            "iso_weekday": 1,
+            "iso_week": 1,
+            "iso_year": 2025,
+            "day_of_year": 365,
+            "quarter": 4,
+            "is_leap_year": true,
+            "days_in_month": 31,
+            "days_in_year": 366,
+            "is_weekend": false,
+        }),
+    );
+    assert_structured(
+        &server.call(
+            "date_diff",
+            json!({ "start": "2024-01-01", "end": "2024-12-25" }),
+        ),
+        &json!({
+            "start": "2024-01-01",
+            "end": "2024-12-25",
+            "days": 359,
+            "weeks": 51,
+            "remaining_days": 2,
+            "years": 0,
+            "months": 11,
+            "month_remaining_days": 24,
+            "business_days": 257,
+        }),
+    );
+    // A month later than January 31st is clamped to the end of February.
+    assert_text(
+        &server.call("date_add", json!({ "date": "2024-01-31", "months": 1 })),
+        r#"{"start": "2024-01-31", "date": "2024-02-29", "weekday": "Thursday"}"#,
+    );
+    // No output schema: plain text, no structured content.
+    let calendar = server.call("month_calendar", json!({ "year": 2024, "month": 2 }));
+    assert_text(
+        &calendar,
+        "   February 2024\n\
+         Mo Tu We Th Fr Sa Su\n\
+         \x20         1  2  3  4\n\
+         \x205  6  7  8  9 10 11\n\
+         12 13 14 15 16 17 18\n\
+         19 20 21 22 23 24 25\n\
+         26 27 28 29\n",
+    );
+    assert!(calendar.get("structuredContent").is_none(), "{calendar}");
+
+    // February 29th of a common year fits the schema's pattern; only the
+    // plugin can tell it does not exist.
+    assert_plugin_error(
+        &server.call("date_info", json!({ "date": "2023-02-29" })),
+        &[
+            "date: '2023-02-29' is not a valid calendar date",
+            "use YYYY-MM-DD",
+        ],
+    );
+    assert_plugin_error(
+        &server.call("convert_timestamp", json!({ "value": "yesterday" })),
+        &[
+            "value: 'yesterday' is neither Unix seconds nor an ISO 8601 date-time",
+            "examples: 1700000000",
+        ],
+    );
+    assert_structured(
+        &server.call(
+            "convert_timestamp",
+            json!({ "value": "1700000000", "utc_offset": "+05:30" }),
+        ),
+        &json!({
+            "unix_seconds": 1700000000,
+            "utc": "2023-11-14T22:13:20Z",
+            "local": "2023-11-15T03:43:20+05:30",
+            "local_weekday": "Wednesday",
+        }),
+    );
+}
+
+#[test]
+fn javascript_calls_and_tool_errors() {
+    let mut suite = suite();
+    let server = &mut suite.server;
+    let query = server.call(
+        "json_query",
+        json!({ "json": r#"{"a":[1,2,{"b":3}]}"#, "path": "$.a[-1].b" }),
+    );
+    assert_text(&query, "3");
+    assert_eq!(
+        query["structuredContent"],
+        json!({ "count": 1, "truncated": false, "matches": [{ "path": "/a/2/b", "value": 3 }] })
+    );
+    let diff = server.call(
+        "json_diff",
+        json!({ "before": r#"{"a":1,"b":[1,2]}"#, "after": r#"{"b":[1,3],"c":null}"# }),
+    );
+    assert_text(
+        &diff,
+        "3 change(s): 1 added, 1 removed, 1 replaced\n- /a: 1\n~ /b/1: 2 -> 3\n+ /c: null",
+    );
+    assert_eq!(
+        diff["structuredContent"],
+        json!({
+            "equal": false, "count": 3, "add": 1, "remove": 1, "replace": 1,
+            "changes": [
+                { "op": "remove", "path": "/a", "before": 1 },
+                { "op": "replace", "path": "/b/1", "before": 2, "after": 3 },
+                { "op": "add", "path": "/c", "after": null },
+            ],
+        })
+    );
+    // No output schema: plain text only. CRLF line ends, quoting per RFC 4180.
+    let csv = server.call(
+        "json_to_csv",
+        json!({ "json": r#"[{"name":"Ada","langs":["en","fr"]},{"name":"Bob, Jr.","age":7}]"# }),
+    );
+    assert_text(
+        &csv,
+        "name,langs,age\r\nAda,\"[\"\"en\"\",\"\"fr\"\"]\",\r\n\"Bob, Jr.\",,7\r\n",
+    );
+    assert!(csv.get("structuredContent").is_none(), "{csv}");
+
+    // The arguments are valid by the schema (JSON as a string); the JSON
+    // inside them is not, which only the plugin can see.
+    assert_plugin_error(
+        &server.call("json_format", json!({ "json": r#"{"a":1,}"# })),
+        &["\"json\" is not valid JSON", "line 1 column 8"],
+    );
+    assert_plugin_error(
+        &server.call("json_to_csv", json!({ "json": r#"{"a":1}"# })),
+        &["\"json\" must be an array of objects, but it is an object"],
+    );
+    assert_plugin_error(
+        &server.call("json_query", json!({ "json": "{}", "path": "$.a[" })),
+        &["invalid path \"$.a[\"", "missing ]"],
+    );
+    assert_text(
+        &server.call(
+            "json_format",
+            json!({ "json": r#"{"b":[1,{"d":1,"c":2}],"a":true}"#, "indent": 0, "sort_keys": true }),
+        ),
+        r#"{"a":true,"b":[1,{"c":2,"d":1}]}"#,
+    );
+}
+
+/// Arguments the plugin itself would accept (or fail differently on) are
+/// refused by the host's input schema validation, before any plugin code
+/// runs; the same tools then answer valid calls.
+#[test]
+fn the_host_checks_arguments_of_every_language_against_their_schemas() {
+    let mut suite = suite();
+    let server = &mut suite.server;
+    // python-dates would fail with an internal error (calendar raises on
+    // month 13): the host answers first.
+    assert_schema_rejection(
+        &server.call("month_calendar", json!({ "year": 2024, "month": 13 })),
+        "month_calendar",
+        "/month",
+        "maximum of 12",
+    );
+    assert_schema_rejection(
+        &server.call("date_info", json!({ "date": "30/12/2024" })),
+        "date_info",
+        "/date",
+        "does not match",
+    );
+    // js-json would accept an empty path (the root) and succeed.
+    assert_schema_rejection(
+        &server.call("json_query", json!({ "json": "{}", "path": "" })),
+        "json_query",
+        "/path",
+        "shorter than 1 character",
+    );
+    // c-hash ignores keys it does not know and would succeed.
+    assert_schema_rejection(
+        &server.call("sha256_hash", json!({ "data": "abc", "salt": "x" })),
+        "sha256_hash",
+        "/",
+        "'salt' was unexpected",
+    );
+    assert_schema_rejection(
+        &server.call(
+            "crc32_checksum",
+            json!({ "data": "abc", "encoding": "rot13" }),
+        ),
+        "crc32_checksum",
+        "/encoding",
+        "rot13",
+    );
+
+    // The session and the plugins are fine.
+    assert_eq!(server.result("ping", json!({})), json!({}));
+    assert_text(
+        &server.call("json_query", json!({ "json": "{\"k\":[]}", "path": "$.k" })),
+        "[]",
+    );
+    assert_text(
+        &server.call("crc32_checksum", json!({ "data": "" })),
+        "CRC-32 of 0 bytes: 00000000 (0)",
+    );
+    assert_eq!(
+        server.call("date_info", json!({ "date": "2024-02-29" }))["structuredContent"]["weekday"],
+        "Thursday"
+    );
+}
+
+/// One call to run concurrently and what it must answer.
+struct Case {
+    tool: &'static str,
+    arguments: Value,
+    is_error: bool,
+    /// The whole text of a success; a phrase the error message must contain.
+    text: &'static str,
+}
+
+#[test]
+fn calls_to_every_language_in_flight_at_once_all_answer_correctly() {
+    let case = |tool, arguments, is_error, text| Case {
+        tool,
+        arguments,
+        is_error,
+        text,
+    };
+    let cases = [
+        case(
+            "sha256_hash",
+            json!({ "data": "abc" }),
+            false,
+            "SHA-256 of 3 bytes: ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+        ),
+        case(
+            "date_add",
+            json!({ "date": "2024-01-31", "months": 1 }),
+            false,
+            r#"{"start": "2024-01-31", "date": "2024-02-29", "weekday": "Thursday"}"#,
+        ),
+        case(
+            "json_query",
+            json!({ "json": r#"{"a":[1,2,{"b":3}]}"#, "path": "$.a[-1].b" }),
+            false,
+            "3",
+        ),
+        case("multiply", json!({ "a": 6, "b": 7 }), false, "42"),
+        case(
+            "date_info",
+            json!({ "date": "2023-02-29" }),
+            true,
+            "is not a valid calendar date",
+        ),
+        case(
+            "json_format",
+            json!({ "json": r#"{"b":[1,{"d":1,"c":2}],"a":true}"#, "indent": 0, "sort_keys": true }),
+            false,
+            r#"{"a":true,"b":[1,{"c":2,"d":1}]}"#,
+        ),
+        case(
+            "crc32_checksum",
+            json!({ "data": "123456789" }),
+            false,
+            "CRC-32 of 9 bytes: cbf43926 (3421780262)",
+        ),
+        case(
+            "convert_timestamp",
+            json!({ "value": "1700000000", "utc_offset": "+05:30" }),
+            false,
+            r#"{"unix_seconds": 1700000000, "utc": "2023-11-14T22:13:20Z", "local": "2023-11-15T03:43:20+05:30", "local_weekday": "Wednesday"}"#,
+        ),
+        case(
+            "json_to_csv",
+            json!({ "json": r#"{"a":1}"# }),
+            true,
+            "must be an array of objects",
+        ),
+        case(
+            "divide",
+            json!({ "a": 1, "b": 0 }),
+            true,
+            "cannot divide by zero",
+        ),
+        case(
+            "transcode_bytes",
+            json!({ "data": "aGVsbG8=", "from": "base64", "to": "utf8" }),
+            false,
+            "hello",
+        ),
+        // The same Python and JavaScript tools again, while the first calls
+        // may still be running.
+        case(
+            "date_info",
+            json!({ "date": "2024-12-30" }),
+            false,
+            r#"{"date": "2024-12-30", "weekday": "Monday", "iso_weekday": 1, "iso_week": 1, "iso_year": 2025, "day_of_year": 365, "quarter": 4, "is_leap_year": true, "days_in_month": 31, "days_in_year": 366, "is_weekend": false}"#,
+        ),
+        case(
+            "json_query",
+            json!({ "json": r#"{"x":{"y":"deep"}}"#, "path": "$..y" }),
+            false,
+            "\"deep\"",
+        ),
+    ];
+
+    let mut suite = suite();
+    let server = &mut suite.server;
+    let started = Instant::now();
+    // Every request is written before any response is read.
+    let ids: Vec<Value> = cases
+        .iter()
+        .map(|case| {
+            server.send_request(
+                "tools/call",
+                json!({ "name": case.tool, "arguments": case.arguments }),
+            )
+        })
+        .collect();
+    let responses = server.responses_to(&ids);
+    eprintln!(
+        "languages: {} concurrent calls answered in {} ms",
+        cases.len(),
+        started.elapsed().as_millis()
+    );
+    for (case, response) in cases.iter().zip(&responses) {
+        let result = response
+            .get("result")
+            .unwrap_or_else(|| panic!("{} failed: {response}", case.tool));
+        let text = first_text(result);
+        if case.is_error {
+            assert_eq!(result["isError"], true, "{}: {result}", case.tool);
+            assert!(
+                text.contains(case.text) && !text.starts_with("Invalid arguments"),
+                "{}: {text:?}",
+                case.tool
+            );
+        } else {
+            assert_eq!(result["isError"], false, "{}: {result}", case.tool);
+            assert_eq!(text, case.text, "{}: {result}", case.tool);
+        }
+    }
+    // Still healthy afterwards.
+    assert_eq!(server.result("ping", json!({})), json!({}));
+}
