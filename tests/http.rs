@@ -425,6 +425,42 @@ fn shutdown_finishes_calls_in_flight_and_ends_streams() {
     assert!(server.server.stderr().contains("shutting down"));
 }
 
+#[test]
+fn a_stateless_call_stops_when_its_client_leaves() {
+    use std::io::Write;
+    let folder = folder_with(&[("ticker.wasm", &example("ticker"))]);
+    let server = HttpServer::start(folder.path(), &["--log-level", "debug"]);
+    let message = stateless_request(
+        42,
+        "tools/call",
+        json!({ "name": "sleep", "arguments": { "ms": 20000 } }),
+    );
+    let body = serde_json::to_vec(&message).unwrap();
+    let mut connection = std::net::TcpStream::connect(server.addr).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: {STATELESS}\r\n\
+         Mcp-Method: tools/call\r\nMcp-Name: sleep\r\nContent-Length: {}\r\n\r\n",
+        server.addr,
+        body.len()
+    );
+    connection.write_all(head.as_bytes()).unwrap();
+    connection.write_all(&body).unwrap();
+    // Let the call start.
+    std::thread::sleep(Duration::from_millis(500));
+    let left = Instant::now();
+    drop(connection);
+    let stderr = server.server.stderr_containing("cancelled request 42");
+    assert!(
+        stderr.contains("cancelling stateless request 42"),
+        "{stderr}"
+    );
+    assert!(
+        left.elapsed() < QUICK,
+        "the call was not cancelled promptly"
+    );
+}
+
 /// 10,000 stateless calls from 32 concurrent clients over keep-alive
 /// connections: none may be lost or fail. Prints calls per second (see
 /// BENCHMARKS.md, "HTTP load").

@@ -22,6 +22,9 @@
 //!   need no shared state, and one client's request ids never meet
 //!   another's. Protocol errors of a stateless exchange map to HTTP statuses
 //!   (404 for an unknown method, 400 for bad params, versions and headers).
+//!   When the client closes the connection before its answer is complete,
+//!   the exchange's requests are cancelled (in a legacy session a closed
+//!   connection cancels nothing, as that era's spec asks).
 //!
 //! # Responses
 //!
@@ -70,7 +73,7 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
-use super::jsonrpc::{self, Frame, Incoming, RpcError};
+use super::jsonrpc::{self, Frame, Incoming, Notification, RpcError};
 use super::session::{Outbox, ServerOptions, Session};
 use super::{Revision, ToolHost};
 
@@ -256,6 +259,8 @@ struct FrameSummary {
     method: Option<String>,
     /// Whether a request in it opens a `subscriptions/listen` stream.
     listens: bool,
+    /// The ids of its requests.
+    request_ids: Vec<Value>,
 }
 
 impl FrameSummary {
@@ -267,6 +272,7 @@ impl FrameSummary {
                     expects_answer: true,
                     method: None,
                     listens: false,
+                    request_ids: Vec::new(),
                 };
             }
             Frame::Batch(items) => items.iter().collect(),
@@ -275,6 +281,7 @@ impl FrameSummary {
                     expects_answer: true,
                     method: None,
                     listens: false,
+                    request_ids: Vec::new(),
                 };
             }
         };
@@ -288,10 +295,18 @@ impl FrameSummary {
             Frame::Single(Incoming::Request(request)) => Some(request.method.clone()),
             _ => None,
         };
+        let request_ids = items
+            .iter()
+            .filter_map(|item| match item {
+                Incoming::Request(request) => Some(request.id.clone()),
+                _ => None,
+            })
+            .collect();
         FrameSummary {
             expects_answer,
             method,
             listens,
+            request_ids,
         }
     }
 }
@@ -679,13 +694,20 @@ async fn exchange<H: ToolHost>(
     });
     session.handle_frame(frame, reply);
     let stateless = ephemeral.is_some();
-    let finish = move || {
-        if let Some(session) = ephemeral {
-            tokio::spawn(async move { session.finish().await });
+    // Ends a stateless exchange's session however the exchange ends,
+    // including the client going away while this future waits.
+    let mut ending = ephemeral.map(|session| ExchangeEnd {
+        session,
+        request_ids: summary.request_ids.clone(),
+        answered: false,
+    });
+    let answered = |ending: &mut Option<ExchangeEnd<H>>| {
+        if let Some(ending) = ending {
+            ending.answered = true;
         }
     };
     if !summary.expects_answer {
-        finish();
+        answered(&mut ending);
         return http::Response::builder()
             .status(StatusCode::ACCEPTED)
             .body(ResponseBody::empty())
@@ -693,7 +715,7 @@ async fn exchange<H: ToolHost>(
     }
     let Some(first) = receiver.recv().await else {
         // Everything asked was cancelled: nothing to answer.
-        finish();
+        answered(&mut ending);
         return http::Response::builder()
             .status(StatusCode::ACCEPTED)
             .body(ResponseBody::empty())
@@ -701,7 +723,7 @@ async fn exchange<H: ToolHost>(
     };
     let is_final = first.is_array() || (first.get("id").is_some() && first.get("method").is_none());
     if is_final {
-        finish();
+        answered(&mut ending);
         let status = if stateless {
             stateless_status(&first)
         } else {
@@ -710,7 +732,46 @@ async fn exchange<H: ToolHost>(
         return json_response(status, &first);
     }
     let closing = Some(closing).filter(|_| summary.listens);
-    sse_response(receiver, Some(first), closing, Some(Box::new(finish)))
+    let on_drop = ending.map(|ending| {
+        Box::new(move |complete: bool| {
+            // Moves the whole guard in, so that it drops here, told the outcome.
+            let mut ending = ending;
+            ending.answered = complete;
+        }) as Box<dyn FnOnce(bool) + Send>
+    });
+    sse_response(receiver, Some(first), closing, on_drop)
+}
+
+/// The end of a stateless exchange, run when it is dropped: requests left
+/// unanswered (the client closed the connection, or the server is shutting
+/// down a listen stream) are cancelled, as `notifications/cancelled` would,
+/// and the exchange's session finishes in the background.
+struct ExchangeEnd<H: ToolHost> {
+    session: Arc<Session<H>>,
+    request_ids: Vec<Value>,
+    answered: bool,
+}
+
+impl<H: ToolHost> Drop for ExchangeEnd<H> {
+    fn drop(&mut self) {
+        if !self.answered {
+            for id in self.request_ids.drain(..) {
+                tracing::debug!("the client left: cancelling stateless request {id}");
+                let mut params = serde_json::Map::new();
+                params.insert("requestId".into(), id);
+                let cancel = Notification {
+                    method: "notifications/cancelled".into(),
+                    params,
+                };
+                self.session.handle_frame(
+                    Frame::Single(Incoming::Notification(cancel)),
+                    Arc::new(|_| {}),
+                );
+            }
+        }
+        let session = self.session.clone();
+        tokio::spawn(async move { session.finish().await });
+    }
 }
 
 /// The HTTP status of a stateless exchange's single answer.
@@ -884,13 +945,14 @@ fn sse_response(
     receiver: mpsc::UnboundedReceiver<Value>,
     first: Option<Value>,
     closing: Option<&CancellationToken>,
-    on_drop: Option<Box<dyn FnOnce() + Send>>,
+    on_drop: Option<Box<dyn FnOnce(bool) + Send>>,
 ) -> HttpResponse {
     let body = SseBody {
         receiver,
         first: first.map(|message| sse_event(&message)),
         closing: closing.map(|token| Box::pin(token.clone().cancelled_owned())),
         keepalive: tokio::time::interval_at(tokio::time::Instant::now() + KEEPALIVE, KEEPALIVE),
+        complete: false,
         on_drop,
     };
     http::Response::builder()
@@ -960,8 +1022,11 @@ pub(crate) struct SseBody {
     first: Option<Bytes>,
     closing: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
     keepalive: tokio::time::Interval,
-    /// Runs when the stream is dropped: finished, or the client went away.
-    on_drop: Option<Box<dyn FnOnce() + Send>>,
+    /// Set once every sender is gone: everything was sent.
+    complete: bool,
+    /// Runs when the stream is dropped, told whether it was complete (or
+    /// the client went away, or shutdown ended it).
+    on_drop: Option<Box<dyn FnOnce(bool) + Send>>,
 }
 
 impl SseBody {
@@ -987,7 +1052,10 @@ impl SseBody {
                 self.keepalive.reset();
                 Poll::Ready(Some(Ok(BodyFrame::data(Bytes::from(chunk)))))
             }
-            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Ready(None) => {
+                self.complete = true;
+                Poll::Ready(None)
+            }
             Poll::Pending => match self.keepalive.poll_tick(cx) {
                 Poll::Ready(_) => Poll::Ready(Some(Ok(BodyFrame::data(Bytes::from_static(
                     b": keepalive\n\n",
@@ -1001,7 +1069,7 @@ impl SseBody {
 impl Drop for SseBody {
     fn drop(&mut self) {
         if let Some(on_drop) = self.on_drop.take() {
-            on_drop();
+            on_drop(self.complete);
         }
     }
 }
