@@ -339,7 +339,7 @@ fn sequential_tool(
     calls: usize,
 ) -> Latencies {
     let params = json!({ "name": tool, "arguments": arguments });
-    let mut call = |client: &mut Client| {
+    let call = |client: &mut Client| {
         let result = client.result("tools/call", &params);
         assert_eq!(result["isError"], false, "{tool} failed: {result}");
         assert!(

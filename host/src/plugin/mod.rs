@@ -67,10 +67,9 @@ impl Plugin {
         let name: Arc<str> = plugin_name(path).into();
         let bytes = tokio::fs::read(path).await.context("reading the file")?;
         let compiler = sandbox.clone();
-        let component =
-            tokio::task::spawn_blocking(move || crate::cache::compile(compiler.engine(), &bytes))
-                .await?
-                .context("not a valid WebAssembly component")?;
+        let component = tokio::task::spawn_blocking(move || compiler.compile(&bytes))
+            .await?
+            .context("not a valid WebAssembly component")?;
         let manifest = Manifest::for_plugin(path)?;
         imports::check(sandbox.engine(), &component, &manifest)
             .map_err(|refused| anyhow!(refused))?;

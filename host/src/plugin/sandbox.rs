@@ -242,9 +242,10 @@ impl Sandbox {
         self.global.take()
     }
 
-    /// Compiles a component. CPU-heavy: call it off the async runtime.
+    /// Compiles a component, through the compile cache when one is
+    /// installed. CPU-heavy on a miss: call it off the async runtime.
     pub fn compile(&self, bytes: &[u8]) -> Result<Component> {
-        Ok(Component::new(&self.engine, bytes)?)
+        crate::cache::compile(&self.engine, bytes)
     }
 
     /// Resolves a component's imports once, so that each call only instantiates.
