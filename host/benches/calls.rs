@@ -18,7 +18,9 @@
 //! at most 3 for the slow 20-plugin cold start), `CALLS_SECTIONS` (a comma
 //! list of `calls`, `languages`, `startup`, `reload`, `fuel`; default all of
 //! them; the floors always run), `CALLS_WRAP` (a command the server runs under, such
-//! as a script that starts `perf record -- "$@"`, for profiling).
+//! as a script that starts `perf record -- "$@"`, for profiling), `CALLS_GAP_US`
+//! (a sleep before each in-process call, floor included: how much slower a
+//! call is when the thread was idle, as a server's is between requests).
 
 #[path = "../../tests/support/mod.rs"]
 mod support;
@@ -551,7 +553,11 @@ fn raw_sequential(plugin: &RawPlugin, calls: usize) -> Latencies {
         }
         let mut samples = Vec::with_capacity(calls);
         let started = Instant::now();
+        let gap = std::time::Duration::from_micros(env_usize("CALLS_GAP_US", 0) as u64);
         for _ in 0..calls {
+            if !gap.is_zero() {
+                std::thread::sleep(gap);
+            }
             let sent = Instant::now();
             let result = plugin.call("add", r#"{"a":1,"b":2}"#).await;
             samples.push(sent.elapsed());
@@ -584,7 +590,11 @@ fn host_sequential(calc: &Path, calls: usize) -> Latencies {
         }
         let mut samples = Vec::with_capacity(calls);
         let started = Instant::now();
+        let gap = std::time::Duration::from_micros(env_usize("CALLS_GAP_US", 0) as u64);
         for _ in 0..calls {
+            if !gap.is_zero() {
+                std::thread::sleep(gap);
+            }
             let sent = Instant::now();
             let output = plugin.call(index, arguments.clone(), None).await;
             samples.push(sent.elapsed());

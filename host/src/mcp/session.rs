@@ -93,6 +93,8 @@ const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 /// The minimum level of `notifications/message` for one stateless request.
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+/// Names the server in a stateless `server/discover` result.
+const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// Tags the notifications of one `subscriptions/listen` stream.
 const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
@@ -538,17 +540,20 @@ impl<H: ToolHost> Session<H> {
     /// `server/discover`: what a stateless client needs to know first.
     fn discover(&self) -> Value {
         let supported: Vec<&str> = Revision::STATELESS.iter().map(|r| r.as_str()).collect();
+        let server_info = json!({
+            "name": "corral",
+            "title": "Corral",
+            "version": env!("CARGO_PKG_VERSION"),
+        });
         json!({
             "supportedVersions": supported,
             "capabilities": {
                 "tools": { "listChanged": self.options.list_changed },
                 "logging": {},
             },
-            "serverInfo": {
-                "name": "corral",
-                "title": "Corral",
-                "version": env!("CARGO_PKG_VERSION"),
-            },
+            "serverInfo": server_info.clone(),
+            // Where the stateless revision's servers identify themselves.
+            "_meta": { META_SERVER_INFO: server_info },
         })
     }
 
