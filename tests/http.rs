@@ -374,6 +374,14 @@ fn bad_requests_get_http_errors() {
         404
     );
     assert_eq!(client.send("PUT", "/mcp", &headers, &list).status, 405);
+    // A stateless header over a body without the stateless `_meta`: refused,
+    // not served in the legacy era (where `ping` still exists).
+    let bare = json!({ "jsonrpc": "2.0", "id": 3, "method": "ping" });
+    let mut ping = headers.to_vec();
+    ping[3] = ("Mcp-Method", "ping");
+    let refused = client.send("POST", "/mcp", &ping, &serde_json::to_vec(&bare).unwrap());
+    assert_eq!(refused.status, 400, "{}", refused.text());
+    assert_eq!(refused.answer()["error"]["code"], -32602);
     // The connection is still good after all of that.
     assert_eq!(client.send("POST", "/mcp", &headers, &list).status, 200);
 }

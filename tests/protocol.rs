@@ -3,10 +3,12 @@
 
 mod support;
 
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Server, example, first_text, folder_with, plugins_dir};
+use support::{Server, example, first_text, folder_with, plugins_dir, test_cache_dir};
 
 const REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
@@ -362,4 +364,55 @@ fn stdout_carries_only_json_rpc() {
         assert_eq!(message["jsonrpc"], "2.0");
     }
     assert_eq!(server.result("ping", json!({})), json!({}));
+}
+
+/// A client that sends every request before it reads a single answer (so
+/// the answers back up in the stdout pipe) still gets them all: the server
+/// neither blocks on the full pipe nor stops reading its input.
+#[test]
+fn a_client_that_reads_late_gets_every_answer() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_corral"))
+        .arg("serve")
+        .arg(plugins_dir())
+        .env("CORRAL_CACHE_DIR", test_cache_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    const REQUESTS: usize = 100_000;
+    let mut requests = Vec::new();
+    for id in 0..REQUESTS {
+        requests.extend_from_slice(
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n").as_bytes(),
+        );
+    }
+    // Far more than a pipe holds in each direction (64 KiB).
+    assert!(requests.len() > 3_000_000);
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let (done, answered) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        stdin.write_all(&requests).unwrap();
+        drop(stdin);
+        // Read only once every request is written.
+        let mut answers = String::new();
+        stdout.read_to_string(&mut answers).unwrap();
+        let _ = done.send(answers);
+    });
+    let Ok(answers) = answered.recv_timeout(Duration::from_secs(120)) else {
+        child.kill().unwrap();
+        panic!("the server and the client deadlocked on full pipes");
+    };
+    assert!(child.wait().unwrap().success());
+    let mut ids: Vec<u64> = answers
+        .lines()
+        .map(|line| {
+            let answer: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(answer["result"], json!({}), "{line}");
+            answer["id"].as_u64().unwrap()
+        })
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (0..REQUESTS as u64).collect::<Vec<_>>());
 }

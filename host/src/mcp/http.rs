@@ -801,15 +801,27 @@ fn header_mismatch(headers: &HeaderMap, version: &str, frame: &Frame) -> Option<
             RpcError::new(HEADER_MISMATCH, format!("Header mismatch: {what}")),
         ))
     };
-    if let Some(Value::String(in_body)) = request
+    match request
         .params
         .get("_meta")
         .and_then(|meta| meta.get(META_PROTOCOL_VERSION))
-        && in_body != version
     {
-        return mismatch(format!(
-            "the MCP-Protocol-Version header says {version} but _meta says {in_body}"
-        ));
+        Some(Value::String(in_body)) if in_body != version => {
+            return mismatch(format!(
+                "the MCP-Protocol-Version header says {version} but _meta says {in_body}"
+            ));
+        }
+        Some(_) => {}
+        // Without it the session would serve the request in the legacy era.
+        None => {
+            return Some(rpc_error(
+                StatusCode::BAD_REQUEST,
+                request.id.clone(),
+                RpcError::invalid_params(format!(
+                    "Invalid params: a {version} request must carry `_meta` with \"{META_PROTOCOL_VERSION}\" (and the client capabilities); there is no initialize handshake"
+                )),
+            ));
+        }
     }
     match header_str(headers, METHOD_HEADER).map(str::trim) {
         None => {

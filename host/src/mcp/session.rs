@@ -44,7 +44,7 @@
 //!   input closes.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use base64::Engine as _;
@@ -233,7 +233,12 @@ pub struct Session<H> {
     /// The minimum level of log notifications, as a `LogLevel` index.
     log_level: Arc<AtomicU8>,
     /// Requests running, by the JSON text of their id, for cancellation.
-    in_flight: Mutex<HashMap<String, CancellationToken>>,
+    /// Each with a number of its own: a client that reuses the id of a
+    /// request still in flight (a protocol error) must not make the first
+    /// one's end deregister the second.
+    in_flight: Mutex<HashMap<String, (u64, CancellationToken)>>,
+    /// Numbers the requests, for `in_flight`.
+    requests: AtomicU64,
     /// Open `subscriptions/listen` streams, by the JSON text of their id.
     listeners: Mutex<HashMap<String, Listener>>,
     /// Set by `finish`: listen streams end.
@@ -255,6 +260,7 @@ impl<H: ToolHost> Session<H> {
             revision: Mutex::new(None),
             log_level: Arc::new(AtomicU8::new(LOGGING_OFF)),
             in_flight: Mutex::new(HashMap::new()),
+            requests: AtomicU64::new(0),
             listeners: Mutex::new(HashMap::new()),
             closing: watch::Sender::new(false),
             tasks: TaskTracker::new(),
@@ -331,17 +337,23 @@ impl<H: ToolHost> Session<H> {
         // before it is registered, and without holding the lock across the
         // spawn (a fast request would wait for it on another thread).
         let cancel = CancellationToken::new();
+        let number = self.requests.fetch_add(1, Ordering::Relaxed);
         self.in_flight
             .lock()
             .unwrap()
-            .insert(key.clone(), cancel.clone());
+            .insert(key.clone(), (number, cancel.clone()));
         let session = self.clone();
         self.tasks.spawn(async move {
             // Cancelled: the work is dropped where it stands.
             let response = cancel
                 .run_until_cancelled(session.respond(request, reply))
                 .await;
-            session.in_flight.lock().unwrap().remove(&key);
+            {
+                let mut in_flight = session.in_flight.lock().unwrap();
+                if in_flight.get(&key).is_some_and(|(n, _)| *n == number) {
+                    in_flight.remove(&key);
+                }
+            }
             if let Some(Some(response)) = response {
                 deliver(response);
             }
@@ -410,7 +422,7 @@ impl<H: ToolHost> Session<H> {
                 let Some(id) = notification.params.get("requestId") else {
                     return;
                 };
-                if let Some(task) = self.in_flight.lock().unwrap().remove(&id.to_string()) {
+                if let Some((_, task)) = self.in_flight.lock().unwrap().remove(&id.to_string()) {
                     // The spec: stop the work and send no response.
                     task.cancel();
                     tracing::debug!("cancelled request {id}");

@@ -1,29 +1,32 @@
 //! The stdio transport: one JSON-RPC message per line in each direction.
 //!
 //! On a call that takes tens of microseconds, every wake-up of a sleeping
-//! thread is a visible cost, so a message crosses no thread it need not:
-//! - When stdin is a pipe or a socket (as MCP clients start servers), it is
-//!   read without blocking by a task on the runtime, woken by epoll. The
-//!   task hands each frame to the [`Session`], whose request tasks land on
-//!   the same worker's local queue and run there next: a request arrives,
-//!   runs and is answered on one thread.
-//! - Otherwise (a terminal, a file), a thread of its own reads with plain
-//!   blocking I/O and hands each frame to the session, which spawns the work
-//!   onto the runtime: one hand-off.
+//! thread is a visible cost, so a message crosses no thread it need not.
+//! When stdin and stdout are pipes or sockets (as MCP clients start
+//! servers), both are used without blocking, from the runtime:
+//! - a task reads stdin, woken by epoll, and hands each frame to the
+//!   [`Session`], whose request tasks land on the same worker's local queue
+//!   and run there next;
+//! - whoever produces a message (a request's task, the session's host
+//!   follower, the reader for protocol errors) writes it to stdout at once.
+//!   What the pipe has no room for waits in a queue that a task drains as
+//!   the client reads: a client that reads slowly, or not at all, never
+//!   blocks a worker (nor stops stdin from being read).
 //!
-//! Whoever produces a message (a request's task, the session's host
-//! follower, the reader for protocol errors) writes it to the output at
-//! once, under a lock.
+//! So a request arrives, runs and is answered on one thread.
+//!
+//! Otherwise (a terminal, a file) a thread reads stdin with blocking I/O and
+//! another writes stdout from a queue, as any line tool would.
 //!
 //! When the input closes, work in flight finishes, its responses are
 //! written, and [`serve`] returns.
 
 use std::io::{BufRead, Write};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::Result;
 use serde_json::Value;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 use super::ToolHost;
 use super::jsonrpc::{self, Frame, RpcError};
@@ -32,9 +35,8 @@ use super::session::{Outbox, ServerOptions, Session};
 /// Serves MCP on the process's stdin and stdout until stdin closes.
 pub async fn serve_stdio<H: ToolHost>(host: Arc<H>, options: ServerOptions) -> Result<()> {
     #[cfg(unix)]
-    if let Some(stdin) = pipe::NonBlockingStdin::open() {
-        let writer = Arc::new(LineWriter::new(std::io::stdout()));
-        let outbox = writer.outbox();
+    if let Some((stdin, stdout)) = pipe::open() {
+        let outbox = stdout.outbox();
         let session = Session::new(host, options, outbox.clone());
         let reader = tokio::spawn(pipe::read_frames(stdin, session.clone(), outbox));
         if let Err(err) = reader.await {
@@ -42,21 +44,29 @@ pub async fn serve_stdio<H: ToolHost>(host: Arc<H>, options: ServerOptions) -> R
         }
         tracing::debug!("input closed");
         session.finish().await;
-        return writer.flush();
+        stdout.drained().await;
+        return Ok(());
     }
     let stdin = std::io::BufReader::with_capacity(64 * 1024, std::io::stdin());
     serve(host, options, stdin, std::io::stdout()).await
 }
 
-/// Serves MCP on `input` and `output` until `input` closes.
+/// Serves MCP on `input` and `output` until `input` closes, with a thread
+/// for each.
 pub async fn serve<H, R, W>(host: Arc<H>, options: ServerOptions, input: R, output: W) -> Result<()>
 where
     H: ToolHost,
     R: BufRead + Send + 'static,
     W: Write + Send + 'static,
 {
-    let writer = Arc::new(LineWriter::new(output));
-    let outbox = writer.outbox();
+    let (queue, lines) = mpsc::unbounded_channel::<Vec<u8>>();
+    let writer = std::thread::Builder::new()
+        .name("corral-stdout".into())
+        .spawn(move || write_lines(output, lines))?;
+    let outbox: Outbox = Arc::new(move |message| {
+        // Fails only once the writer is gone (the client closed its end).
+        let _ = queue.send(line_of(&message));
+    });
     let session = Session::new(host, options, outbox.clone());
 
     let (closed, input_closed) = oneshot::channel::<()>();
@@ -74,7 +84,18 @@ where
     let _ = input_closed.await;
     tracing::debug!("input closed");
     session.finish().await;
-    writer.flush()
+    // The last senders of the queue: the writer ends once it is empty.
+    drop(session);
+    let written = tokio::task::spawn_blocking(move || writer.join()).await?;
+    written.map_err(|_| anyhow::anyhow!("the stdout writer panicked"))??;
+    Ok(())
+}
+
+/// One message as a line of JSON.
+fn line_of(message: &Value) -> Vec<u8> {
+    let mut line = serde_json::to_vec(message).expect("a JSON value always serializes");
+    line.push(b'\n');
+    line
 }
 
 /// Reads lines until end of input or a read error, handing each frame to
@@ -95,6 +116,22 @@ fn read_frames<H: ToolHost, R: BufRead>(mut input: R, session: &Arc<Session<H>>,
     }
 }
 
+/// Writes each queued line, flushing whenever the queue runs dry. Ends when
+/// every sender is gone, or when the output fails (the client left).
+fn write_lines<W: Write>(
+    mut output: W,
+    mut lines: mpsc::UnboundedReceiver<Vec<u8>>,
+) -> std::io::Result<()> {
+    while let Some(line) = lines.blocking_recv() {
+        output.write_all(&line)?;
+        while let Ok(line) = lines.try_recv() {
+            output.write_all(&line)?;
+        }
+        output.flush()?;
+    }
+    Ok(())
+}
+
 /// Hands one input line (without or with its newline) to the session.
 fn handle_line<H: ToolHost>(line: &[u8], session: &Arc<Session<H>>, outbox: &Outbox) {
     let frame = match std::str::from_utf8(line) {
@@ -108,73 +145,54 @@ fn handle_line<H: ToolHost>(line: &[u8], session: &Arc<Session<H>>, outbox: &Out
     session.handle_frame(frame, outbox.clone());
 }
 
-/// The one writer of the output: each message is serialized by the thread
-/// that sends it, then written and flushed as one line under the lock, so
-/// lines never interleave.
-struct LineWriter<W> {
-    /// `None` once a write failed: the client is gone, and there is no one
-    /// left to tell.
-    output: Mutex<Option<W>>,
-}
-
-impl<W: Write + Send + 'static> LineWriter<W> {
-    fn new(output: W) -> Self {
-        LineWriter {
-            output: Mutex::new(Some(output)),
-        }
-    }
-
-    fn outbox(self: &Arc<Self>) -> Outbox {
-        let writer = self.clone();
-        Arc::new(move |message| writer.write(&message))
-    }
-
-    fn write(&self, message: &Value) {
-        let mut line = serde_json::to_vec(message).expect("a JSON value always serializes");
-        line.push(b'\n');
-        let mut output = self.output.lock().unwrap();
-        let Some(out) = output.as_mut() else { return };
-        if let Err(err) = out.write_all(&line).and_then(|()| out.flush()) {
-            tracing::debug!("output closed: {err}");
-            *output = None;
-        }
-    }
-
-    fn flush(&self) -> Result<()> {
-        if let Some(out) = self.output.lock().unwrap().as_mut() {
-            out.flush()?;
-        }
-        Ok(())
-    }
-}
-
-/// Stdin as a non-blocking pipe read from the runtime.
+/// Stdin and stdout as non-blocking pipes, used from the runtime.
 #[cfg(unix)]
 mod pipe {
     use std::fs::File;
-    use std::io::Read;
+    use std::io::{Read, Write};
     use std::mem::ManuallyDrop;
     use std::os::fd::{AsRawFd, FromRawFd, RawFd};
-    use std::sync::Arc;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
 
+    use tokio::io::Interest;
     use tokio::io::unix::AsyncFd;
+    use tokio::sync::Notify;
 
-    use super::{Outbox, Session, ToolHost, handle_line};
+    use super::{Outbox, Session, ToolHost, handle_line, line_of};
 
-    /// File descriptor 0 switched to non-blocking mode; its original flags
-    /// come back when it is dropped, so that whoever shares the pipe after
-    /// us finds it as it was.
-    pub struct NonBlockingStdin {
+    /// How long the end of the session waits for a client that does not
+    /// read the last answers.
+    const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+    /// Stdin and stdout, when both are pipes or sockets (which epoll can
+    /// watch): not a terminal, whose mode is shared with the shell, nor a
+    /// file.
+    pub fn open() -> Option<(AsyncFd<NonBlocking>, Arc<PipeWriter>)> {
+        let stdin = NonBlocking::open(libc::STDIN_FILENO, Interest::READABLE)?;
+        let stdout = NonBlocking::open(libc::STDOUT_FILENO, Interest::WRITABLE)?;
+        Some((
+            stdin,
+            Arc::new(PipeWriter {
+                fd: stdout,
+                backlog: Mutex::new(Backlog::default()),
+                drained: Notify::new(),
+            }),
+        ))
+    }
+
+    /// A standard file descriptor switched to non-blocking mode; its
+    /// original flags come back when it is dropped, so that whoever shares
+    /// the pipe after us finds it as it was.
+    pub struct NonBlocking {
         file: ManuallyDrop<File>,
         flags: libc::c_int,
     }
 
-    impl NonBlockingStdin {
-        /// Stdin, when it is a pipe or a socket (which epoll can watch); not a
-        /// terminal, whose mode is shared with the shell, nor a file.
-        pub fn open() -> Option<AsyncFd<NonBlockingStdin>> {
-            let fd = libc::STDIN_FILENO;
-            // SAFETY: fstat and fcntl on fd 0 with a valid out-pointer.
+    impl NonBlocking {
+        fn open(fd: RawFd, interest: Interest) -> Option<AsyncFd<NonBlocking>> {
+            // SAFETY: fstat and fcntl on a standard descriptor with a valid
+            // out-pointer.
             let flags = unsafe {
                 let mut stat: libc::stat = std::mem::zeroed();
                 if libc::fstat(fd, &mut stat) != 0 {
@@ -190,31 +208,26 @@ mod pipe {
                 }
                 flags
             };
-            // SAFETY: fd 0 stays open, and the same file description, for
-            // the life of the process: the ManuallyDrop never closes it, and
-            // nothing else in the server opens, closes or replaces fd 0.
+            // SAFETY: the standard descriptors stay open, on the same file
+            // description, for the life of the process: the ManuallyDrop
+            // never closes it, and nothing in the server opens, closes or
+            // replaces them.
             let file = ManuallyDrop::new(unsafe { File::from_raw_fd(fd) });
             // SAFETY: as above, for as long as the AsyncFd lives. On failure
-            // the error drops the NonBlockingStdin, restoring the flags.
-            unsafe {
-                AsyncFd::register_with_interest(
-                    NonBlockingStdin { file, flags },
-                    tokio::io::Interest::READABLE,
-                )
-            }
-            .ok()
+            // the error drops the NonBlocking, restoring the flags.
+            unsafe { AsyncFd::register_with_interest(NonBlocking { file, flags }, interest) }.ok()
         }
     }
 
-    impl AsRawFd for NonBlockingStdin {
+    impl AsRawFd for NonBlocking {
         fn as_raw_fd(&self) -> RawFd {
             self.file.as_raw_fd()
         }
     }
 
-    impl Drop for NonBlockingStdin {
+    impl Drop for NonBlocking {
         fn drop(&mut self) {
-            // SAFETY: restores the flags read in `open` on fd 0.
+            // SAFETY: restores the flags read in `open` on the descriptor.
             unsafe { libc::fcntl(self.file.as_raw_fd(), libc::F_SETFL, self.flags) };
         }
     }
@@ -222,7 +235,7 @@ mod pipe {
     /// Reads lines until end of input or a read error, handing each frame
     /// to the session with `outbox` as its reply.
     pub async fn read_frames<H: ToolHost>(
-        stdin: AsyncFd<NonBlockingStdin>,
+        stdin: AsyncFd<NonBlocking>,
         session: Arc<Session<H>>,
         outbox: Outbox,
     ) {
@@ -246,20 +259,7 @@ mod pipe {
                     handle_line(&pending, &session, &outbox);
                     return;
                 }
-                Ok(n) => {
-                    let mut start = 0;
-                    for end in memchr_iter(&chunk[..n]) {
-                        if pending.is_empty() {
-                            handle_line(&chunk[start..end], &session, &outbox);
-                        } else {
-                            pending.extend_from_slice(&chunk[start..end]);
-                            handle_line(&pending, &session, &outbox);
-                            pending.clear();
-                        }
-                        start = end + 1;
-                    }
-                    pending.extend_from_slice(&chunk[start..n]);
-                }
+                Ok(n) => split_lines(&chunk[..n], &mut pending, &session, &outbox),
                 Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(err) => {
                     tracing::error!("reading input: {err}");
@@ -269,11 +269,173 @@ mod pipe {
         }
     }
 
+    /// Hands every complete line of `pending` + `bytes` to the session and
+    /// keeps the incomplete rest in `pending`.
+    fn split_lines<H: ToolHost>(
+        bytes: &[u8],
+        pending: &mut Vec<u8>,
+        session: &Arc<Session<H>>,
+        outbox: &Outbox,
+    ) {
+        let mut start = 0;
+        for end in newlines(bytes) {
+            if pending.is_empty() {
+                handle_line(&bytes[start..end], session, outbox);
+            } else {
+                pending.extend_from_slice(&bytes[start..end]);
+                handle_line(pending, session, outbox);
+                pending.clear();
+            }
+            start = end + 1;
+        }
+        pending.extend_from_slice(&bytes[start..]);
+    }
+
     /// The positions of the newlines in `bytes`.
-    fn memchr_iter(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    fn newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
         bytes
             .iter()
             .enumerate()
             .filter_map(|(i, &byte)| (byte == b'\n').then_some(i))
+    }
+
+    /// Stdout: lines written at once while the pipe has room, queued in
+    /// order when it has not.
+    pub struct PipeWriter {
+        fd: AsyncFd<NonBlocking>,
+        backlog: Mutex<Backlog>,
+        /// Signalled when the backlog empties (or the output fails).
+        drained: Notify,
+    }
+
+    #[derive(Default)]
+    struct Backlog {
+        /// Bytes not yet written, in order; `written` of them already are.
+        bytes: Vec<u8>,
+        written: usize,
+        /// A task is draining the backlog.
+        draining: bool,
+        /// The output failed: the client is gone, and there is no one left
+        /// to tell.
+        closed: bool,
+    }
+
+    impl Backlog {
+        fn is_empty(&self) -> bool {
+            self.written == self.bytes.len()
+        }
+    }
+
+    impl PipeWriter {
+        pub fn outbox(self: &Arc<Self>) -> Outbox {
+            let writer = self.clone();
+            Arc::new(move |message| writer.write(line_of(&message)))
+        }
+
+        fn write(self: &Arc<Self>, line: Vec<u8>) {
+            let mut backlog = self.backlog.lock().unwrap();
+            if backlog.closed {
+                return;
+            }
+            if backlog.is_empty() {
+                // The common case: straight into the pipe.
+                match write_some(&self.fd, &line) {
+                    Ok(written) if written == line.len() => return,
+                    Ok(written) => {
+                        backlog.bytes.clear();
+                        backlog.written = 0;
+                        backlog.bytes.extend_from_slice(&line[written..]);
+                    }
+                    Err(err) => {
+                        close(&mut backlog, &err);
+                        self.drained.notify_waiters();
+                        return;
+                    }
+                }
+            } else {
+                backlog.bytes.extend_from_slice(&line);
+            }
+            if !backlog.draining {
+                backlog.draining = true;
+                tokio::spawn(self.clone().drain());
+            }
+        }
+
+        /// Writes the backlog as the client makes room, then ends.
+        async fn drain(self: Arc<Self>) {
+            loop {
+                let mut ready = match self.fd.writable().await {
+                    Ok(ready) => ready,
+                    Err(err) => {
+                        let mut backlog = self.backlog.lock().unwrap();
+                        close(&mut backlog, &err);
+                        break;
+                    }
+                };
+                let mut backlog = self.backlog.lock().unwrap();
+                let start = backlog.written;
+                match write_some(&self.fd, &backlog.bytes[start..]) {
+                    Ok(written) => {
+                        backlog.written += written;
+                        if backlog.is_empty() {
+                            backlog.bytes = Vec::new();
+                            backlog.written = 0;
+                            backlog.draining = false;
+                            break;
+                        }
+                        ready.clear_ready();
+                    }
+                    Err(err) => {
+                        close(&mut backlog, &err);
+                        break;
+                    }
+                }
+            }
+            self.drained.notify_waiters();
+        }
+
+        /// Resolves when every message so far is written (or the client is
+        /// gone), or after [`DRAIN_TIMEOUT`] for a client that stopped
+        /// reading.
+        pub async fn drained(&self) {
+            let wait = async {
+                loop {
+                    let notified = self.drained.notified();
+                    {
+                        let backlog = self.backlog.lock().unwrap();
+                        if backlog.closed || backlog.is_empty() {
+                            return;
+                        }
+                    }
+                    notified.await;
+                }
+            };
+            if tokio::time::timeout(DRAIN_TIMEOUT, wait).await.is_err() {
+                tracing::warn!("the client did not read its last answers; exiting without them");
+            }
+        }
+    }
+
+    /// Writes as much of `bytes` as the pipe takes now.
+    fn write_some(fd: &AsyncFd<NonBlocking>, bytes: &[u8]) -> std::io::Result<usize> {
+        let mut written = 0;
+        while written < bytes.len() {
+            match (&*fd.get_ref().file).write(&bytes[written..]) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => written += n,
+                Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(err) => return Err(err),
+            }
+        }
+        Ok(written)
+    }
+
+    fn close(backlog: &mut Backlog, err: &std::io::Error) {
+        tracing::debug!("output closed: {err}");
+        backlog.closed = true;
+        backlog.draining = false;
+        backlog.bytes = Vec::new();
+        backlog.written = 0;
     }
 }
