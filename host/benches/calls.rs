@@ -215,6 +215,17 @@ fn corral_client(dir: &Path, args: &[&str], log: &Path) -> Client {
     Client::spawn(command, Stdio::from(log))
 }
 
+/// `corral serve DIR` with the server-wide rate limit lifted (the plugin's
+/// own is lifted by its manifest), so that calls are measured, not refused.
+fn unthrottled_client(dir: &Path, cache: &Path, log: &Path) -> Client {
+    let cache = cache.to_str().unwrap();
+    corral_client(
+        dir,
+        &["--global-rate", "1000000", "--cache-dir", cache],
+        log,
+    )
+}
+
 // ---------------------------------------------------------------------------
 // Statistics.
 
@@ -412,16 +423,7 @@ fn languages(sequential_calls: usize, runs: usize, log: &Path) {
             .map(|_| time_to_first_list(dir.path(), cache.path(), tools, log))
             .collect();
         let warm = median(warm);
-        let mut server = corral_client(
-            dir.path(),
-            &[
-                "--global-rate",
-                "1000000",
-                "--cache-dir",
-                cache.path().to_str().unwrap(),
-            ],
-            log,
-        );
+        let mut server = unthrottled_client(dir.path(), cache.path(), log);
         server.initialize();
         // Interpreted languages take milliseconds per call: fewer calls.
         let calls = if matches!(language, "Rust" | "C") {
@@ -735,16 +737,7 @@ fn main() {
         let host = host_sequential(&dir.path().join("calc.wasm"), sequential_calls);
         println!("{}", host.line("in process: Plugin::call (no stdio)"));
         let cache = tempfile::tempdir().unwrap();
-        let mut server = corral_client(
-            dir.path(),
-            &[
-                "--global-rate",
-                "1000000",
-                "--cache-dir",
-                cache.path().to_str().unwrap(),
-            ],
-            &log,
-        );
+        let mut server = unthrottled_client(dir.path(), cache.path(), &log);
         server.initialize();
         let ping = sequential_ping(&mut server, sequential_calls);
         println!("{}", ping.line("stdio: sequential ping"));

@@ -223,19 +223,6 @@ static void describe_char(strbuf *out, const char *text, size_t len, size_t at) 
     strbuf_append_hex(out, c, 2, true);
 }
 
-static int hex_digit(char c) {
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
-
 static bool decode_hex(const char *text, size_t len, uint8_t *out, size_t *out_len, strbuf *error) {
     size_t used = 0;
     size_t digits = 0;
@@ -244,7 +231,7 @@ static bool decode_hex(const char *text, size_t len, uint8_t *out, size_t *out_l
         if (is_space(text[i])) {
             continue;
         }
-        int digit = hex_digit(text[i]);
+        int digit = hex_digit_value((uint8_t)text[i]);
         if (digit < 0) {
             strbuf_append_str(error, "not valid hex: ");
             describe_char(error, text, len, i);

@@ -123,7 +123,7 @@ static void skip_whitespace(parser *ps) {
     }
 }
 
-static int hex_value(uint8_t c) {
+int hex_digit_value(uint8_t c) {
     if (c >= '0' && c <= '9') {
         return c - '0';
     }
@@ -143,7 +143,7 @@ static bool read_hex4(parser *ps, size_t at, size_t end, uint32_t *out) {
     }
     uint32_t value = 0;
     for (size_t i = 0; i < 4; i++) {
-        int digit = hex_value(ps->text[at + i]);
+        int digit = hex_digit_value((uint8_t)ps->text[at + i]);
         if (digit < 0) {
             return fail(ps, at + i, "\\u escape needs 4 hex digits");
         }

@@ -106,6 +106,9 @@ bool utf8_is_valid(const uint8_t *bytes, size_t len);
  * offset of the first invalid byte, or `len` when all are valid. */
 size_t utf8_valid_prefix(const uint8_t *bytes, size_t len);
 
+/* The value of one hexadecimal digit (either case), or -1. */
+int hex_digit_value(uint8_t c);
+
 void strbuf_append(strbuf *buf, const char *bytes, size_t len);
 void strbuf_append_str(strbuf *buf, const char *text);
 /* Appends every string argument up to a NULL: strbuf_concat(buf, "a", b, NULL). */
