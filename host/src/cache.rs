@@ -29,11 +29,11 @@
 //! every [`compile`] goes through it. Without one (the default, and what
 //! library users and unit tests get) `compile` just compiles.
 
+use std::collections::HashMap;
 use std::hash::Hasher;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Instant;
 
