@@ -543,15 +543,18 @@ impl<H: ToolHost> Server<H> {
 
     /// A new legacy session answers `initialize`.
     async fn initialize(self: &Arc<Self>, frame: Frame, summary: &FrameSummary) -> HttpResponse {
-        if self.sessions.lock().unwrap().len() >= self.http.max_sessions {
-            return rpc_error(
+        let too_many = || {
+            rpc_error(
                 StatusCode::SERVICE_UNAVAILABLE,
                 Value::Null,
                 RpcError::new(
                     -32000,
                     "Service Unavailable: too many sessions; try again later",
                 ),
-            );
+            )
+        };
+        if self.sessions.lock().unwrap().len() >= self.http.max_sessions {
+            return too_many();
         }
         let standalone: Arc<Mutex<Option<mpsc::UnboundedSender<Value>>>> = Arc::default();
         let notify: Outbox = {
@@ -570,7 +573,15 @@ impl<H: ToolHost> Server<H> {
         let id = new_session_id();
         let mut response = exchange(&session, frame, summary, &self.closing, None).await;
         if response.status().is_success() {
-            self.sessions.lock().unwrap().insert(
+            let mut sessions = self.sessions.lock().unwrap();
+            // Checked again: initializations that overlap all passed the
+            // first check.
+            if sessions.len() >= self.http.max_sessions {
+                drop(sessions);
+                tokio::spawn(async move { session.finish().await });
+                return too_many();
+            }
+            sessions.insert(
                 id.clone(),
                 Arc::new(LegacySession {
                     session,
@@ -648,7 +659,8 @@ impl<H: ToolHost> Server<H> {
             .unwrap()
     }
 
-    /// Ends legacy sessions that nobody used for the idle timeout.
+    /// Ends legacy sessions that nobody used for the idle timeout (a call
+    /// still running counts as use).
     async fn sweep_idle_sessions(self: Arc<Self>) {
         let mut ticks = tokio::time::interval(SWEEP_EVERY);
         loop {
@@ -660,6 +672,7 @@ impl<H: ToolHost> Server<H> {
                     .iter()
                     .filter(|(_, legacy)| {
                         !legacy.has_open_stream()
+                            && !legacy.session.is_busy()
                             && legacy.last_used.lock().unwrap().elapsed() > timeout
                     })
                     .map(|(id, _)| id.clone())

@@ -317,6 +317,11 @@ impl<H: ToolHost> Session<H> {
         }
     }
 
+    /// Whether requests of this session are still running.
+    pub fn is_busy(&self) -> bool {
+        !self.tasks.is_empty()
+    }
+
     /// The negotiated revision; requests before `initialize` get the newest.
     fn revision(&self) -> Revision {
         self.revision
