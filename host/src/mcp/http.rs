@@ -208,8 +208,17 @@ where
     {
         tracing::warn!("requests still running after {grace:?}; closing them");
     }
+    // All sessions at once, under one more grace period: a server with many
+    // sessions still stops within two.
+    let mut finishing = tokio::task::JoinSet::new();
     for (_, legacy) in sessions {
-        let _ = tokio::time::timeout(grace, legacy.session.finish()).await;
+        finishing.spawn(async move { legacy.session.finish().await });
+    }
+    if tokio::time::timeout(grace, finishing.join_all())
+        .await
+        .is_err()
+    {
+        tracing::warn!("sessions still finishing after {grace:?}; exiting");
     }
     Ok(())
 }
