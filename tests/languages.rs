@@ -127,7 +127,7 @@ fn start_suite() -> Suite {
     server.initialize(REVISION);
     let started = Instant::now();
     let id = server.send_request("tools/list", json!({}));
-    let response = response_within(&mut server, &id, FIRST_LOAD_BOUND);
+    let response = server.response_within(&id, FIRST_LOAD_BOUND);
     let load_time = started.elapsed();
     let page = response
         .get("result")
@@ -145,29 +145,6 @@ fn start_suite() -> Suite {
         server,
         folder,
         tools,
-    }
-}
-
-/// Waits up to `bound` (instead of support's PATIENCE) for the response to
-/// `id`, keeping notifications.
-fn response_within(server: &mut Server, id: &Value, bound: Duration) -> Value {
-    let deadline = Instant::now() + bound;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let Some(message) = server.recv_within(left) else {
-            panic!(
-                "no response to {id} within {bound:?}; stderr:\n{}",
-                server.stderr()
-            );
-        };
-        if message.get("id") == Some(id) {
-            return message;
-        }
-        if message.get("id").is_none() && message.get("method").is_some() {
-            server.notifications.push(message);
-            continue;
-        }
-        panic!("unexpected message while waiting for {id}: {message}");
     }
 }
 

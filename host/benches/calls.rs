@@ -548,24 +548,37 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+/// Times `calls` in-process calls after `calls / 10` unmeasured ones, each
+/// after a sleep of `CALLS_GAP_US` (none by default).
+async fn time_in_process<F, C>(calls: usize, mut call: C) -> Latencies
+where
+    C: FnMut() -> F,
+    F: std::future::Future<Output = ()>,
+{
+    for _ in 0..calls / 10 {
+        call().await;
+    }
+    let gap = Duration::from_micros(env_usize("CALLS_GAP_US", 0) as u64);
+    let mut samples = Vec::with_capacity(calls);
+    let started = Instant::now();
+    for _ in 0..calls {
+        if !gap.is_zero() {
+            std::thread::sleep(gap);
+        }
+        let sent = Instant::now();
+        call().await;
+        samples.push(sent.elapsed());
+    }
+    Latencies::new(samples, started.elapsed())
+}
+
 fn raw_sequential(plugin: &RawPlugin, calls: usize) -> Latencies {
     runtime().block_on(async {
-        for _ in 0..calls / 10 {
-            plugin.call("add", r#"{"a":1,"b":2}"#).await;
-        }
-        let mut samples = Vec::with_capacity(calls);
-        let started = Instant::now();
-        let gap = std::time::Duration::from_micros(env_usize("CALLS_GAP_US", 0) as u64);
-        for _ in 0..calls {
-            if !gap.is_zero() {
-                std::thread::sleep(gap);
-            }
-            let sent = Instant::now();
+        time_in_process(calls, || async {
             let result = plugin.call("add", r#"{"a":1,"b":2}"#).await;
-            samples.push(sent.elapsed());
             assert!(!result.is_error);
-        }
-        Latencies::new(samples, started.elapsed())
+        })
+        .await
     })
 }
 
@@ -587,22 +600,11 @@ fn host_sequential(calc: &Path, calls: usize) -> Latencies {
         let mut arguments = Map::new();
         arguments.insert("a".into(), json!(1.0));
         arguments.insert("b".into(), json!(2.0));
-        for _ in 0..calls / 10 {
-            plugin.call(index, arguments.clone(), None).await;
-        }
-        let mut samples = Vec::with_capacity(calls);
-        let started = Instant::now();
-        let gap = std::time::Duration::from_micros(env_usize("CALLS_GAP_US", 0) as u64);
-        for _ in 0..calls {
-            if !gap.is_zero() {
-                std::thread::sleep(gap);
-            }
-            let sent = Instant::now();
+        time_in_process(calls, || async {
             let output = plugin.call(index, arguments.clone(), None).await;
-            samples.push(sent.elapsed());
             assert!(!output.is_error, "{:?}", output.content);
-        }
-        Latencies::new(samples, started.elapsed())
+        })
+        .await
     })
 }
 

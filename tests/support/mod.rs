@@ -246,12 +246,18 @@ impl Server {
     /// Waits for the response to `id`, keeping notifications and failing on
     /// any other response.
     pub fn response_to(&mut self, id: &Value) -> Value {
-        let deadline = Instant::now() + PATIENCE;
+        self.response_within(id, PATIENCE)
+    }
+
+    /// [`Server::response_to`] with another bound than [`PATIENCE`] (a first
+    /// load that compiles large plugins cold takes longer).
+    pub fn response_within(&mut self, id: &Value, bound: Duration) -> Value {
+        let deadline = Instant::now() + bound;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let Some(message) = self.recv_within(left) else {
                 panic!(
-                    "no response to {id} within {PATIENCE:?}; stderr:\n{}",
+                    "no response to {id} within {bound:?}; stderr:\n{}",
                     self.stderr()
                 );
             };
