@@ -14,6 +14,7 @@ mod http;
 mod support;
 
 use std::process::Command;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use http::HttpServer;
@@ -22,21 +23,27 @@ use support::{fixture, folder_with, repo_root};
 /// The suite's whole run takes seconds; this bounds a hung one.
 const RUN_LIMIT: Duration = Duration::from_secs(300);
 
-/// The node binary and the suite's entry script, installed on first use.
+/// The node binary and the suite's entry script, installed on first use
+/// (once per test binary: both revisions' tests start together).
 fn suite() -> (String, String) {
-    let output = Command::new(repo_root().join("tests/http/setup-conformance"))
-        .output()
-        .expect("running tests/http/setup-conformance");
-    assert!(
-        output.status.success(),
-        "tests/http/setup-conformance failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    let mut lines = stdout.lines();
-    let node = lines.next().expect("the node binary").to_string();
-    let entry = lines.next().expect("the suite's entry script").to_string();
-    (node, entry)
+    static SUITE: OnceLock<(String, String)> = OnceLock::new();
+    SUITE
+        .get_or_init(|| {
+            let output = Command::new(repo_root().join("tests/http/setup-conformance"))
+                .output()
+                .expect("running tests/http/setup-conformance");
+            assert!(
+                output.status.success(),
+                "tests/http/setup-conformance failed:\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            let stdout = String::from_utf8(output.stdout).unwrap();
+            let mut lines = stdout.lines();
+            let node = lines.next().expect("the node binary").to_string();
+            let entry = lines.next().expect("the suite's entry script").to_string();
+            (node, entry)
+        })
+        .clone()
 }
 
 fn run_requirements(revision: &str) {
