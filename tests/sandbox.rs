@@ -936,3 +936,50 @@ fn malformed_manifests_are_load_errors_naming_the_file_and_line() {
     let sum = server.call("add", json!({ "a": 2, "b": 2 }));
     assert_eq!(assert_success(&sum), "4");
 }
+
+/// A short call runs from instantiation to its answer in one go, without
+/// handing its thread back to the runtime: no yield, no timer armed, no other
+/// thread woken. (A new store's epoch deadline is due at once unless it is
+/// set, and then every call yielded before doing any work.) In process,
+/// since what is checked is how the call's future behaves.
+#[test]
+fn a_short_call_finishes_in_its_first_poll() {
+    use corral::plugin::{Plugin, Sandbox, SandboxOptions};
+    use std::pin::pin;
+    use std::task::{Context, Poll, Waker};
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let sandbox = Sandbox::new(SandboxOptions::default()).unwrap();
+        let calc = Plugin::load(&sandbox, &example("calc")).await.unwrap();
+        let add = calc.tools().position(|tool| tool.name == "add").unwrap();
+        let calls = 20;
+        let mut in_first_poll = 0;
+        for i in 0..calls {
+            let arguments = json!({ "a": i, "b": 1 }).as_object().unwrap().clone();
+            let mut call = pin!(calc.call(add, arguments, None));
+            let output = match call.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+                Poll::Ready(output) => {
+                    in_first_poll += 1;
+                    output
+                }
+                Poll::Pending => call.await,
+            };
+            assert!(!output.is_error, "call {i}: {output:?}");
+            let text = match output.content.first() {
+                Some(corral::tool::Content::Text { text, .. }) => text.clone(),
+                other => panic!("call {i}: {other:?}"),
+            };
+            assert_eq!(text.parse::<f64>().ok(), Some(i as f64 + 1.0), "call {i}");
+        }
+        // An epoch tick (every 5 ms) that lands inside a call makes it
+        // yield, as it should: that may happen to a few.
+        assert!(
+            in_first_poll >= calls * 3 / 4,
+            "only {in_first_poll} of {calls} calls finished in their first poll"
+        );
+    });
+}

@@ -6,7 +6,10 @@
 //! logs after the call. Clocks and random numbers are provided.
 
 use std::fmt;
+use std::future::{Future, poll_fn};
+use std::pin::{Pin, pin};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
@@ -168,7 +171,11 @@ pub fn engine_config() -> Config {
     config
         .allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
         .consume_fuel(true)
-        .epoch_interruption(true);
+        .epoch_interruption(true)
+        // The plugin contract is synchronous. Without the component model's
+        // concurrency machinery, a store is cheaper to create and a call runs
+        // straight on its fiber, finishing in its first poll.
+        .concurrency_support(false);
     config
 }
 
@@ -265,7 +272,7 @@ impl Sandbox {
     ) -> Result<Run<Vec<tools::Tool>>, Failure> {
         let limits = &manifest.limits;
         let mut store = self.store(plugin, manifest, None)?;
-        let outcome = tokio::time::timeout(limits.timeout, async {
+        let outcome = within(limits.timeout, async {
             let instance = pre.instantiate_async(&mut store).await?;
             instance.corral_plugin_tools().call_list(&mut store).await
         })
@@ -285,7 +292,7 @@ impl Sandbox {
     ) -> Result<Run<tools::CallResult>, Failure> {
         let limits = &manifest.limits;
         let mut store = self.store(plugin, manifest, events)?;
-        let outcome = tokio::time::timeout(limits.timeout, async {
+        let outcome = within(limits.timeout, async {
             let instance = pre.instantiate_async(&mut store).await?;
             instance
                 .corral_plugin_tools()
@@ -353,9 +360,35 @@ impl Sandbox {
         store
             .set_fuel(limits.fuel)
             .expect("fuel is enabled in the engine config");
+        // Yield to the runtime at the next epoch tick, and at every tick
+        // after. (A new store's deadline is the current epoch: without the
+        // first line, every call would yield at once, before doing any work.)
+        store.set_epoch_deadline(1);
         store.epoch_deadline_async_yield_and_update(1);
         Ok(store)
     }
+}
+
+/// A run that reached its time limit.
+struct Elapsed;
+
+/// Runs `work` for at most `limit`. The timer is armed only once `work`
+/// first waits (on host I/O, or at an epoch tick): most calls end within
+/// their first poll and never touch the runtime's timer wheel, whose every
+/// registration wakes the worker thread parked in the I/O driver, a
+/// cross-thread wake-up on the path of every call.
+async fn within<F: Future>(limit: Duration, work: F) -> Result<F::Output, Elapsed> {
+    let deadline = tokio::time::Instant::now() + limit;
+    let mut work = pin!(work);
+    let mut timer: Option<Pin<Box<tokio::time::Sleep>>> = None;
+    poll_fn(|cx| {
+        if let Poll::Ready(output) = work.as_mut().poll(cx) {
+            return Poll::Ready(Ok(output));
+        }
+        let timer = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        timer.as_mut().poll(cx).map(|()| Err(Elapsed))
+    })
+    .await
 }
 
 /// Turns a finished run into its value or the limit it hit, and logs what the
@@ -363,13 +396,13 @@ impl Sandbox {
 fn finish<T>(
     mut store: Store<CallState>,
     limits: &Limits,
-    outcome: Result<WasmResult<T>, tokio::time::error::Elapsed>,
+    outcome: Result<WasmResult<T>, Elapsed>,
 ) -> Result<Run<T>, Failure> {
     let fuel_used = limits.fuel - store.get_fuel().unwrap_or(0);
     let state = store.data_mut();
     let stderr = state.drain_output();
     match outcome {
-        Err(_elapsed) => Err(Failure::TimedOut {
+        Err(Elapsed) => Err(Failure::TimedOut {
             after: limits.timeout,
         }),
         Ok(Ok(value)) => Ok(Run { value, fuel_used }),
