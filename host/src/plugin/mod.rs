@@ -16,6 +16,7 @@ mod sandbox;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context as _, Result, anyhow};
@@ -33,7 +34,7 @@ use crate::tool::{CallEvent, CallOutput, Content, EventSink, LogLevel, ToolDef};
 use bindings::PluginPre;
 use metadata::CheckedTool;
 use quota::{TokenBucket, retry_after};
-use sandbox::CallState;
+use sandbox::{CallState, Spent};
 
 /// A loaded plugin: a prepared component and its validated tools.
 pub struct Plugin {
@@ -136,10 +137,9 @@ impl Plugin {
         arguments: Map<String, Value>,
         events: Option<EventSink>,
     ) -> CallOutput {
-        let tool = &self.tools[index].def.name;
         let started = Instant::now();
         let arguments = Value::Object(arguments);
-        let (output, outcome, fuel) = self.run(index, &arguments, events.clone()).await;
+        let (output, outcome, fuel, spent) = self.run(index, &arguments, events.clone()).await;
         if outcome.is_host_event()
             && let (Some(events), Some(Content::Text { text, .. })) =
                 (&events, output.content.first())
@@ -150,13 +150,18 @@ impl Plugin {
                 message: text.clone(),
             });
         }
-        let elapsed_us = started.elapsed().as_micros() as u64;
-        let outcome = outcome.label();
-        if self.sandbox.options().log_arguments {
-            tracing::info!(plugin = %self.name, tool = %tool, elapsed_us, fuel, outcome, %arguments, "call");
-        } else {
-            tracing::info!(plugin = %self.name, tool = %tool, elapsed_us, fuel, outcome, "call");
-        }
+        let audit = Audit {
+            plugin: self.name.clone(),
+            tool: self.tools[index].def.name.clone(),
+            elapsed_us: started.elapsed().as_micros() as u64,
+            fuel,
+            outcome: outcome.label(),
+            arguments: self.sandbox.options().log_arguments.then_some(arguments),
+        };
+        after_answer(move || {
+            drop(spent);
+            audit.log();
+        });
         output
     }
 
@@ -166,7 +171,7 @@ impl Plugin {
         index: usize,
         arguments: &Value,
         events: Option<EventSink>,
-    ) -> (CallOutput, Outcome, u64) {
+    ) -> (CallOutput, Outcome, u64, Option<Spent>) {
         let tool = &self.tools[index];
         let name = &tool.def.name;
         let limits = &self.manifest.limits;
@@ -179,6 +184,7 @@ impl Plugin {
                 CallOutput::error(message),
                 Outcome::Refused("concurrency-limit"),
                 0,
+                None,
             );
         };
         if let Err(wait) = self.sandbox.take_global_token() {
@@ -191,6 +197,7 @@ impl Plugin {
                 CallOutput::error(message),
                 Outcome::Refused("rate-limit"),
                 0,
+                None,
             );
         }
         if let Err(wait) = self.buckets[index].take() {
@@ -203,6 +210,7 @@ impl Plugin {
                 CallOutput::error(message),
                 Outcome::Refused("rate-limit"),
                 0,
+                None,
             );
         }
         let violations = tool.input.violations(arguments);
@@ -211,10 +219,15 @@ impl Plugin {
                 "Invalid arguments for tool `{name}`:\n{}",
                 schema::describe(&violations)
             );
-            return (CallOutput::error(message), Outcome::InvalidArguments, 0);
+            return (
+                CallOutput::error(message),
+                Outcome::InvalidArguments,
+                0,
+                None,
+            );
         }
         let arguments_text = arguments.to_string();
-        let run = self
+        let (run, spent) = self
             .sandbox
             .call(
                 &self.pre,
@@ -233,13 +246,76 @@ impl Plugin {
                 } else {
                     Outcome::Ok
                 };
-                (output, outcome, run.fuel_used)
+                (output, outcome, run.fuel_used, spent)
             }
             Err(failure) => {
                 tracing::warn!(plugin = %self.name, tool = %name, "call failed: {failure}");
                 let outcome = Outcome::Failed(failure.outcome());
                 let output = CallOutput::error(format!("Tool `{name}` failed: {failure}"));
-                (output, outcome, 0)
+                (output, outcome, 0, spent)
+            }
+        }
+    }
+}
+
+/// Work from calls whose answers are on their way, not yet run; beyond
+/// [`MAX_WAITING`], a call does its own at once. (A caller making calls back
+/// to back in one task, never yielding, would otherwise hold every spent
+/// instance until it yields, and exhaust the instance pool.)
+static WAITING: AtomicUsize = AtomicUsize::new(0);
+const MAX_WAITING: usize = 64;
+
+/// Runs `work` once the answer of the call at hand is on its way.
+///
+/// The work goes to a task of its own, spawned from the call's task: the
+/// runtime puts a task spawned on a worker in that worker's next-to-run
+/// slot, which other workers cannot steal, so it runs on the same thread
+/// as soon as the call's task, which goes on to write the answer, is done.
+fn after_answer(work: impl FnOnce() + Send + 'static) {
+    struct Waiting;
+    impl Drop for Waiting {
+        fn drop(&mut self) {
+            WAITING.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+    let waiting = Waiting;
+    if WAITING.fetch_add(1, Ordering::Relaxed) >= MAX_WAITING {
+        work();
+        return;
+    }
+    tokio::spawn(async move {
+        work();
+        drop(waiting);
+    });
+}
+
+/// One call's line in the audit log.
+struct Audit {
+    plugin: Arc<str>,
+    tool: String,
+    elapsed_us: u64,
+    fuel: u64,
+    outcome: &'static str,
+    /// Only when the server logs arguments (they may be private).
+    arguments: Option<Value>,
+}
+
+impl Audit {
+    fn log(self) {
+        let Audit {
+            plugin,
+            tool,
+            elapsed_us,
+            fuel,
+            outcome,
+            arguments,
+        } = self;
+        match arguments {
+            Some(arguments) => {
+                tracing::info!(plugin = %plugin, tool = %tool, elapsed_us, fuel, outcome, %arguments, "call")
+            }
+            None => {
+                tracing::info!(plugin = %plugin, tool = %tool, elapsed_us, fuel, outcome, "call")
             }
         }
     }

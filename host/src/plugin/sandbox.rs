@@ -144,6 +144,13 @@ impl fmt::Display for Failure {
     }
 }
 
+/// An instance whose call is over. Dropping it resets its memory and
+/// tables for the next call in its pool slot (the pages the call dirtied)
+/// and frees the call's WASI context: work that the answer need not wait for.
+pub struct Spent {
+    _store: Store<CallState>,
+}
+
 /// What a successful run returns, with what it cost.
 #[derive(Debug)]
 pub struct Run<T> {
@@ -277,10 +284,12 @@ impl Sandbox {
             instance.corral_plugin_tools().call_list(&mut store).await
         })
         .await;
-        finish(store, limits, outcome)
+        finish(&mut store, limits, outcome)
     }
 
-    /// Instantiates the plugin and calls `call(tool, arguments)`.
+    /// Instantiates the plugin and calls `call(tool, arguments)`. Also
+    /// returns the spent instance, for the caller to drop once the answer
+    /// is on its way.
     pub async fn call(
         &self,
         pre: &PluginPre<CallState>,
@@ -289,9 +298,12 @@ impl Sandbox {
         tool: &str,
         arguments: &str,
         events: Option<EventSink>,
-    ) -> Result<Run<tools::CallResult>, Failure> {
+    ) -> (Result<Run<tools::CallResult>, Failure>, Option<Spent>) {
         let limits = &manifest.limits;
-        let mut store = self.store(plugin, manifest, events)?;
+        let mut store = match self.store(plugin, manifest, events) {
+            Ok(store) => store,
+            Err(failure) => return (Err(failure), None),
+        };
         let outcome = within(limits.timeout, async {
             let instance = pre.instantiate_async(&mut store).await?;
             instance
@@ -300,7 +312,8 @@ impl Sandbox {
                 .await
         })
         .await;
-        finish(store, limits, outcome)
+        let run = finish(&mut store, limits, outcome);
+        (run, Some(Spent { _store: store }))
     }
 
     /// A fresh store: the manifest's limits, and a WASI context holding
@@ -394,7 +407,7 @@ async fn within<F: Future>(limit: Duration, work: F) -> Result<F::Output, Elapse
 /// Turns a finished run into its value or the limit it hit, and logs what the
 /// plugin wrote to stdout and stderr.
 fn finish<T>(
-    mut store: Store<CallState>,
+    store: &mut Store<CallState>,
     limits: &Limits,
     outcome: Result<WasmResult<T>, Elapsed>,
 ) -> Result<Run<T>, Failure> {
