@@ -124,6 +124,51 @@ fn unparseable_lines_get_parse_errors_and_the_session_goes_on() {
     assert_eq!(server.result("ping", json!({})), json!({}));
 }
 
+/// Lines arrive as the pipe delivers them: a message in pieces with pauses
+/// between them, several in one write, and one longer than the server's
+/// read buffer (64 KiB). Each is answered once it is complete.
+#[test]
+fn messages_in_pieces_together_or_long_are_each_answered() {
+    let mut server = Server::initialized(&plugins_dir(), "2025-11-25");
+    let call = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": "add", "arguments": { "a": 2, "b": 3 } },
+    })
+    .to_string()
+        + "\n";
+    let (first, rest) = call.split_at(20);
+    let (second, third) = rest.split_at(30);
+    for piece in [first, second] {
+        server.write_bytes(piece.as_bytes());
+        // Nothing is answered until the line is whole.
+        assert_eq!(server.recv_within(Duration::from_millis(200)), None);
+    }
+    server.write_bytes(third.as_bytes());
+    let answer = server.recv();
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert_eq!(answer["result"]["content"][0]["text"], "5", "{answer}");
+
+    let together: String = (2..5)
+        .map(|id| json!({ "jsonrpc": "2.0", "id": id, "method": "ping" }).to_string() + "\n")
+        .collect();
+    server.write_bytes(together.as_bytes());
+    let mut ids: Vec<i64> = (0..3)
+        .map(|_| server.recv()["id"].as_i64().unwrap())
+        .collect();
+    ids.sort();
+    assert_eq!(ids, [2, 3, 4]);
+
+    let padding = "x".repeat(200 * 1024);
+    let long = json!({
+        "jsonrpc": "2.0", "id": 5, "method": "ping", "params": { "_meta": { "padding": padding } },
+    });
+    server.send(&long);
+    assert_eq!(
+        server.recv(),
+        json!({ "jsonrpc": "2.0", "id": 5, "result": {} })
+    );
+}
+
 #[test]
 fn invalid_requests_get_invalid_request_errors() {
     let mut server = Server::initialized(&plugins_dir(), "2025-11-25");

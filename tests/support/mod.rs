@@ -211,6 +211,13 @@ impl Server {
         stdin.flush().unwrap();
     }
 
+    /// Writes raw bytes, as they are (a piece of a line, or several lines).
+    pub fn write_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin is closed");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
     pub fn send(&mut self, message: &Value) {
         self.send_raw(&message.to_string());
     }

@@ -259,7 +259,15 @@ mod pipe {
                     handle_line(&pending, &session, &outbox);
                     return;
                 }
-                Ok(n) => split_lines(&chunk[..n], &mut pending, &session, &outbox),
+                Ok(n) => {
+                    // A short read drained the pipe: wait for the next
+                    // write rather than find it empty with another read.
+                    // (Readiness that a newer event set is not cleared.)
+                    if n < chunk.len() {
+                        ready.clear_ready();
+                    }
+                    split_lines(&chunk[..n], &mut pending, &session, &outbox)
+                }
                 Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(err) => {
                     tracing::error!("reading input: {err}");

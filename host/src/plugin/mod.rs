@@ -227,17 +227,18 @@ impl Plugin {
             );
         }
         let arguments_text = arguments.to_string();
-        let (run, spent) = self
-            .sandbox
-            .call(
-                &self.pre,
-                &self.name,
-                &self.manifest,
-                name,
-                &arguments_text,
-                events,
-            )
-            .await;
+        // Boxed: the sandbox's future is most of a call's state (kilobytes
+        // of wasmtime's), and every future around it would otherwise be
+        // that large too, and be copied when the request's task is spawned.
+        let (run, spent) = Box::pin(self.sandbox.call(
+            &self.pre,
+            &self.name,
+            &self.manifest,
+            name,
+            &arguments_text,
+            events,
+        ))
+        .await;
         match run {
             Ok(run) => {
                 let output = output::check(run.value, tool, limits);
