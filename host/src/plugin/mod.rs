@@ -273,21 +273,28 @@ const MAX_WAITING: usize = 64;
 /// slot, which other workers cannot steal, so it runs on the same thread
 /// as soon as the call's task, which goes on to write the answer, is done.
 fn after_answer(work: impl FnOnce() + Send + 'static) {
+    /// Counts one waiting piece of work for as long as it lives.
     struct Waiting;
+    impl Waiting {
+        fn enter() -> Option<Waiting> {
+            let waiting = Waiting;
+            (WAITING.fetch_add(1, Ordering::Relaxed) < MAX_WAITING).then_some(waiting)
+        }
+    }
     impl Drop for Waiting {
         fn drop(&mut self) {
             WAITING.fetch_sub(1, Ordering::Relaxed);
         }
     }
-    let waiting = Waiting;
-    if WAITING.fetch_add(1, Ordering::Relaxed) >= MAX_WAITING {
-        work();
-        return;
+    match (tokio::runtime::Handle::try_current(), Waiting::enter()) {
+        (Ok(runtime), Some(waiting)) => {
+            runtime.spawn(async move {
+                work();
+                drop(waiting);
+            });
+        }
+        _ => work(),
     }
-    tokio::spawn(async move {
-        work();
-        drop(waiting);
-    });
 }
 
 /// One call's line in the audit log.
