@@ -16,8 +16,8 @@
 //! Environment: `CALLS_SEQUENTIAL` (default 2000 calls), `CALLS_PIPELINED`
 //! (default 4000 calls), `CALLS_RUNS` (startup and reload runs, default 7;
 //! at most 3 for the slow 20-plugin cold start), `CALLS_SECTIONS` (a comma
-//! list of `calls`, `languages`, `startup`, `reload`, `fuel`; default all of
-//! them; the floors always run), `CALLS_WRAP` (a command the server runs under, such
+//! list of `calls`, `languages`, `startup`, `reload`, `fuel`, `wake`; default
+//! all of them; the floors always run), `CALLS_WRAP` (a command the server runs under, such
 //! as a script that starts `perf record -- "$@"`, for profiling), `CALLS_GAP_US`
 //! (a sleep before each in-process call, floor included: how much slower a
 //! call is when the thread was idle, as a server's is between requests).
@@ -166,7 +166,20 @@ impl Drop for Client {
 
 /// The transport floor's child: answers every request line with a result
 /// echoing its params, parsing and serializing as a JSON-RPC server must.
+/// For the wake section, it may first pin itself to a CPU (`--cpu N`) and
+/// spin before each answer (`--spin-us D`), standing in for a server's work.
 fn echo_server() {
+    let args: Vec<String> = std::env::args().collect();
+    let option = |name: &str| {
+        args.iter()
+            .position(|arg| arg == name)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|value| value.parse::<u64>().ok())
+    };
+    if let Some(cpu) = option("--cpu") {
+        pin_to_cpu(Some(cpu as usize));
+    }
+    let spin = Duration::from_micros(option("--spin-us").unwrap_or(0));
     let stdin = std::io::stdin().lock();
     let mut stdout = BufWriter::new(std::io::stdout().lock());
     for line in stdin.lines() {
@@ -178,6 +191,10 @@ fn echo_server() {
         let Some(id) = request.get("id") else {
             continue;
         };
+        let work = Instant::now();
+        while work.elapsed() < spin {
+            std::hint::spin_loop();
+        }
         let response = json!({
             "jsonrpc": "2.0",
             "id": id,
@@ -187,6 +204,71 @@ fn echo_server() {
         stdout.write_all(b"\n").unwrap();
         stdout.flush().unwrap();
     }
+}
+
+/// Pins the calling thread to `cpu`, or lets it run on any CPU again.
+fn pin_to_cpu(cpu: Option<usize>) {
+    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET and
+    // sched_setaffinity (0: the calling thread) get valid pointers.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        // Every online CPU, not `available_parallelism` (which counts only
+        // those this thread may already use).
+        let cpus = libc::sysconf(libc::_SC_NPROCESSORS_ONLN).max(1) as usize;
+        for i in 0..cpus {
+            if cpu.is_none_or(|cpu| cpu == i) {
+                libc::CPU_SET(i, &mut set);
+            }
+        }
+        let pinned = libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        assert_eq!(
+            pinned,
+            0,
+            "sched_setaffinity to {cpu:?}: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
+/// The wake section: how much of a round trip over a pipe is waking the
+/// other side, with both ends on one CPU or on two, for a few amounts of
+/// server work. On a VM whose idle CPUs halt, a wake-up across CPUs goes
+/// through the hypervisor.
+fn wake(calls: usize) {
+    println!("== wake-ups: echo over stdio, the echo spinning D µs before each answer");
+    // SAFETY: sysconf has no preconditions.
+    if unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) } < 2 {
+        println!("(one CPU: nothing to compare)\n");
+        return;
+    }
+    pin_to_cpu(Some(0));
+    for spin_us in [0, 20, 50] {
+        for (label, cpu) in [
+            ("client and echo on CPU 0", 0),
+            ("client on CPU 0, echo on CPU 1", 1),
+        ] {
+            let mut command = Command::new(std::env::current_exe().unwrap());
+            command.args([
+                "--echo-server",
+                "--cpu",
+                &cpu.to_string(),
+                "--spin-us",
+                &spin_us.to_string(),
+            ]);
+            let mut echo = Client::spawn(command, Stdio::inherit());
+            let latencies = sequential(&mut echo, calls);
+            let overhead = latencies
+                .p50()
+                .saturating_sub(Duration::from_micros(spin_us));
+            println!(
+                "{}   beyond D: {}",
+                latencies.line(&format!("D = {spin_us:>2} µs, {label}")),
+                us(overhead)
+            );
+        }
+    }
+    pin_to_cpu(None);
+    println!();
 }
 
 fn echo_client() -> Client {
@@ -840,6 +922,9 @@ fn main() {
             (medians[1].as_secs_f64() / medians[0].as_secs_f64() - 1.0) * 100.0
         );
         println!();
+    }
+    if wants("wake") {
+        wake(sequential_calls);
     }
     println!("bench time: {:.1} s", bench_started.elapsed().as_secs_f64());
 }
