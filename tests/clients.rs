@@ -10,27 +10,13 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use serde_json::Value;
-use support::{plugins_dir, repo_root};
+use support::{plugins_dir, repo_root, run_setup};
 
 /// Runs a setup script from `tests/clients/` once per test binary and returns
 /// the lines it prints (the paths the clients run from).
 fn setup(script: &str, done: &'static OnceLock<Vec<String>>) -> Vec<String> {
-    done.get_or_init(|| {
-        let output = Command::new(repo_root().join("tests/clients").join(script))
-            .output()
-            .unwrap_or_else(|err| panic!("running tests/clients/{script}: {err}"));
-        assert!(
-            output.status.success(),
-            "tests/clients/{script} failed:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout)
-            .unwrap()
-            .lines()
-            .map(str::to_string)
-            .collect()
-    })
-    .clone()
+    done.get_or_init(|| run_setup(&format!("tests/clients/{script}")))
+        .clone()
 }
 
 /// The Python of a virtualenv holding the official MCP Python SDK.

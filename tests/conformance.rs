@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use http::HttpServer;
-use support::{fixture, folder_with, repo_root};
+use support::{fixture, folder_with, repo_root, run_setup};
 
 /// The suite's whole run takes seconds; this bounds a hung one.
 const RUN_LIMIT: Duration = Duration::from_secs(300);
@@ -29,18 +29,9 @@ fn suite() -> (String, String) {
     static SUITE: OnceLock<(String, String)> = OnceLock::new();
     SUITE
         .get_or_init(|| {
-            let output = Command::new(repo_root().join("tests/http/setup-conformance"))
-                .output()
-                .expect("running tests/http/setup-conformance");
-            assert!(
-                output.status.success(),
-                "tests/http/setup-conformance failed:\n{}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-            let stdout = String::from_utf8(output.stdout).unwrap();
-            let mut lines = stdout.lines();
-            let node = lines.next().expect("the node binary").to_string();
-            let entry = lines.next().expect("the suite's entry script").to_string();
+            let lines = run_setup("tests/http/setup-conformance");
+            let node = lines.first().expect("the node binary").clone();
+            let entry = lines.get(1).expect("the suite's entry script").clone();
             (node, entry)
         })
         .clone()

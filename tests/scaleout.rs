@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use http::{Client, HttpServer};
-use support::{example, folder_with, repo_root};
+use support::{example, folder_with, repo_root, run_setup};
 
 /// nginx as a child process, stopped when dropped.
 struct Nginx {
@@ -50,15 +50,8 @@ impl Nginx {
 }
 
 fn nginx_binary() -> String {
-    let output = Command::new(repo_root().join("tests/http/setup-nginx"))
-        .output()
-        .expect("running tests/http/setup-nginx");
-    assert!(
-        output.status.success(),
-        "tests/http/setup-nginx failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap().trim().to_string()
+    let lines = run_setup("tests/http/setup-nginx");
+    lines.first().expect("the nginx binary").trim().to_string()
 }
 
 /// Starts nginx on a free loopback port in front of `replicas`.

@@ -22,6 +22,26 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
+/// Runs a setup script (a path from the repository's root, such as
+/// `tests/http/setup-nginx`) that installs what a test needs, and returns
+/// the lines it prints: the paths to run it from. Fails with the script's
+/// stderr.
+pub fn run_setup(script: &str) -> Vec<String> {
+    let output = Command::new(repo_root().join(script))
+        .output()
+        .unwrap_or_else(|err| panic!("running {script}: {err}"));
+    assert!(
+        output.status.success(),
+        "{script} failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
 fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
