@@ -356,13 +356,7 @@ impl<H: ToolHost> Server<H> {
             Method::POST => self.post(request).await,
             Method::GET => self.get(request.headers()),
             Method::DELETE => self.delete(request.headers()).await,
-            _ => {
-                let mut response = plain(StatusCode::METHOD_NOT_ALLOWED, "method not allowed");
-                response
-                    .headers_mut()
-                    .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
-                response
-            }
+            _ => method_not_allowed("GET, POST, DELETE", "method not allowed"),
         }
     }
 
@@ -616,14 +610,10 @@ impl<H: ToolHost> Server<H> {
             );
         }
         let Some(id) = header_str(headers, SESSION_HEADER) else {
-            let mut response = plain(
-                StatusCode::METHOD_NOT_ALLOWED,
+            return method_not_allowed(
+                "POST",
                 "method not allowed: without a session there is no stream to GET; POST subscriptions/listen instead",
             );
-            response
-                .headers_mut()
-                .insert(header::ALLOW, HeaderValue::from_static("POST"));
-            return response;
         };
         let Some(legacy) = self.sessions.lock().unwrap().get(id.trim()).cloned() else {
             return session_not_found();
@@ -646,14 +636,10 @@ impl<H: ToolHost> Server<H> {
     /// DELETE: the client ends its legacy session.
     async fn delete(&self, headers: &HeaderMap) -> HttpResponse {
         let Some(id) = header_str(headers, SESSION_HEADER) else {
-            let mut response = plain(
-                StatusCode::METHOD_NOT_ALLOWED,
+            return method_not_allowed(
+                "POST",
                 "method not allowed: stateless requests have no session to delete",
             );
-            response
-                .headers_mut()
-                .insert(header::ALLOW, HeaderValue::from_static("POST"));
-            return response;
         };
         let Some(legacy) = self.sessions.lock().unwrap().remove(id.trim()) else {
             return session_not_found();
@@ -960,6 +946,15 @@ fn plain(status: StatusCode, text: &'static str) -> HttpResponse {
         .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
         .body(ResponseBody::full(Bytes::from_static(text.as_bytes())))
         .unwrap()
+}
+
+/// 405, with the methods that are allowed.
+fn method_not_allowed(allow: &'static str, text: &'static str) -> HttpResponse {
+    let mut response = plain(StatusCode::METHOD_NOT_ALLOWED, text);
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static(allow));
+    response
 }
 
 fn rpc_error(status: StatusCode, id: Value, error: RpcError) -> HttpResponse {
