@@ -21,6 +21,10 @@
 //! as a script that starts `perf record -- "$@"`, for profiling), `CALLS_GAP_US`
 //! (a sleep before each in-process call, floor included: how much slower a
 //! call is when the thread was idle, as a server's is between requests).
+//!
+//! Besides latencies, the calls section reports the CPU time the server (and
+//! the echo child) spends per request, from `/proc/PID/task/*/schedstat`: a
+//! figure the machine's wake-up noise moves far less than the latency.
 
 #[path = "../../tests/support/mod.rs"]
 mod support;
@@ -208,8 +212,41 @@ fn echo_server() {
 
 /// Pins the calling thread to `cpu`, or lets it run on any CPU again.
 fn pin_to_cpu(cpu: Option<usize>) {
+    pin_thread(0, cpu);
+}
+
+/// Pins every thread of the process `pid` as [`pin_to_cpu`] does the
+/// calling one (threads it starts later inherit their creator's CPUs).
+fn pin_process(pid: u32, cpu: Option<usize>) {
+    for tid in threads(pid) {
+        pin_thread(tid, cpu);
+    }
+}
+
+/// The thread ids of the process `pid`.
+fn threads(pid: u32) -> Vec<libc::pid_t> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+/// CPU time the process `pid` has run so far, summed over its threads (the
+/// first field of each `/proc/PID/task/TID/schedstat`, in nanoseconds).
+fn cpu_time(pid: u32) -> Duration {
+    let nanos: u64 = threads(pid)
+        .into_iter()
+        .filter_map(|tid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/schedstat")).ok()?;
+            stat.split_whitespace().next()?.parse::<u64>().ok()
+        })
+        .sum();
+    Duration::from_nanos(nanos)
+}
+
+fn pin_thread(tid: libc::pid_t, cpu: Option<usize>) {
     // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET and
-    // sched_setaffinity (0: the calling thread) get valid pointers.
+    // sched_setaffinity (tid 0: the calling thread) get valid pointers.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         // Every online CPU, not `available_parallelism` (which counts only
@@ -220,7 +257,7 @@ fn pin_to_cpu(cpu: Option<usize>) {
                 libc::CPU_SET(i, &mut set);
             }
         }
-        let pinned = libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        let pinned = libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set);
         assert_eq!(
             pinned,
             0,
@@ -798,9 +835,13 @@ fn main() {
 
     // Floors.
     println!("== floors (calc `add`)");
+    let made = (sequential_calls + sequential_calls / 10) as u32;
     let mut echo = echo_client();
+    let cpu_before = cpu_time(echo.child.id());
     let transport = sequential(&mut echo, sequential_calls);
+    let echo_cpu = (cpu_time(echo.child.id()) - cpu_before) / made;
     println!("{}", transport.line("transport: JSON-RPC echo over stdio"));
+    println!("{:<44} {}", "  echo's CPU time per request", us(echo_cpu));
     let echo_rate = pipelined(&mut echo, pipelined_calls, WINDOW);
     println!("{:<44} {echo_rate:.0} calls/s", "transport, 16 in flight");
     drop(echo);
@@ -825,15 +866,43 @@ fn main() {
         let cache = tempfile::tempdir().unwrap();
         let mut server = unthrottled_client(dir.path(), cache.path(), &log);
         server.initialize();
+        // The plugin loads in the background: wait for it, so that its
+        // compilation is not counted as the calls' CPU time below.
+        check_add(&server.result("tools/call", &add_params(0)), 0);
+        let pid = server.child.id();
+        let cpu_before = cpu_time(pid);
         let ping = sequential_ping(&mut server, sequential_calls);
+        let ping_cpu = (cpu_time(pid) - cpu_before) / made;
         println!("{}", ping.line("stdio: sequential ping"));
+        let cpu_before = cpu_time(pid);
         let stdio = sequential(&mut server, sequential_calls);
+        let call_cpu = (cpu_time(pid) - cpu_before) / made;
         println!("{}", stdio.line("stdio: sequential tools/call"));
         let ratio = stdio.p50().as_secs_f64() / floor.as_secs_f64();
         println!(
             "{:<44} {ratio:.2}x the sum of the floors (target <= 2x: {})",
             "p50",
             met(ratio <= 2.0)
+        );
+        // The same loop with the client and every server thread on CPU 0:
+        // no wake-up crosses CPUs, and no CPU halts between calls.
+        pin_to_cpu(Some(0));
+        pin_process(pid, Some(0));
+        let cpu_before = cpu_time(pid);
+        let one_cpu = sequential(&mut server, sequential_calls);
+        let one_cpu_cpu = (cpu_time(pid) - cpu_before) / made;
+        pin_process(pid, None);
+        pin_to_cpu(None);
+        println!(
+            "{}",
+            one_cpu.line("stdio: tools/call, client+server on CPU 0")
+        );
+        println!(
+            "{:<44} ping {}, tools/call {}, on CPU 0 {}",
+            "  server's CPU time per request",
+            us(ping_cpu),
+            us(call_cpu),
+            us(one_cpu_cpu)
         );
         let single = pipelined(&mut server, pipelined_calls / 4, 1);
         let window = pipelined(&mut server, pipelined_calls, WINDOW);
