@@ -308,6 +308,23 @@ fn host_origin_and_bearer_token_are_checked() {
     assert_eq!(list(&mut client, &[]), 401, "no token");
     assert_eq!(list(&mut client, &[("Authorization", "Bearer wrong")]), 401);
     assert_eq!(list(&mut client, &[token]), 200);
+    // The scheme is case-insensitive; the token itself is not.
+    assert_eq!(
+        list(&mut client, &[("Authorization", "bearer s3cret-token")]),
+        200
+    );
+    assert_eq!(
+        list(&mut client, &[("Authorization", "BEARER  s3cret-token")]),
+        200
+    );
+    assert_eq!(
+        list(&mut client, &[("Authorization", "Bearer S3CRET-TOKEN")]),
+        401
+    );
+    assert_eq!(
+        list(&mut client, &[("Authorization", "Basic s3cret-token")]),
+        401
+    );
     // DNS rebinding: a foreign Host or Origin is refused even with the token.
     assert_eq!(
         list(&mut client, &[token, ("Host", "evil.example.com")]),

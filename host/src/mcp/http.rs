@@ -396,8 +396,7 @@ impl<H: ToolHost> Server<H> {
             let presented = headers
                 .get(header::AUTHORIZATION)
                 .and_then(|value| value.to_str().ok())
-                .and_then(|value| value.strip_prefix("Bearer "))
-                .map(str::trim);
+                .and_then(bearer_credentials);
             if !presented.is_some_and(|presented| same_secret(presented, token)) {
                 let mut response = plain(
                     StatusCode::UNAUTHORIZED,
@@ -913,6 +912,15 @@ fn origin_host(origin: &str) -> Option<String> {
 
 fn is_loopback_name(host: &str) -> bool {
     host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The credentials of an `Authorization: Bearer <token>` header value. The
+/// scheme is case-insensitive (RFC 9110, section 11.1), so `bearer x` counts.
+fn bearer_credentials(value: &str) -> Option<&str> {
+    let (scheme, credentials) = value.trim_start().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| credentials.trim())
 }
 
 /// Compares secrets without stopping at the first difference, so that the
