@@ -3,7 +3,7 @@
 
 mod support;
 
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -460,4 +460,103 @@ fn a_client_that_reads_late_gets_every_answer() {
         .collect();
     ids.sort_unstable();
     assert_eq!(ids, (0..REQUESTS as u64).collect::<Vec<_>>());
+}
+
+/// A client that keeps sending requests but never reads an answer cannot
+/// make the server hold answers without limit: once 16 MiB of them wait,
+/// the server reads no more requests, so the client's writes block on its
+/// full pipe. When the client reads, the server goes on, and every request
+/// is answered.
+#[test]
+fn a_client_that_never_reads_is_held_back_not_buffered_for() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_corral"))
+        .arg("serve")
+        .arg(plugins_dir())
+        .env("CORRAL_CACHE_DIR", test_cache_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Each answer lists the examples' tools (~9 KB): 20,000 of them would
+    // be ten times the limit.
+    const REQUESTS: usize = 20_000;
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    // Once the plugins are loaded, each request is answered as it is read.
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"tools/list\"}\n")
+        .unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("\"tools\""), "{line}");
+    let sent = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let writer = {
+        let sent = sent.clone();
+        std::thread::spawn(move || {
+            for id in 1..=REQUESTS {
+                let request =
+                    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/list\"}}\n");
+                stdin.write_all(request.as_bytes()).unwrap();
+                sent.store(id, std::sync::atomic::Ordering::Relaxed);
+            }
+        })
+    };
+    // Wait for the writes to stop (or all to be done).
+    let started = Instant::now();
+    let mut last = (0, Instant::now());
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let now = sent.load(std::sync::atomic::Ordering::Relaxed);
+        if now != last.0 {
+            last = (now, Instant::now());
+        } else if now == REQUESTS || last.1.elapsed() > Duration::from_secs(2) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no end to the writes"
+        );
+    }
+    let held = last.0;
+    assert!(
+        held < REQUESTS / 2,
+        "the server read {held} of {REQUESTS} requests with no answer read"
+    );
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let resident_kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|kib| kib.parse().ok())
+        .unwrap();
+    // The answers it did not send: 16-32 MiB with room for copies; all of
+    // them would be ~180 MB.
+    assert!(
+        resident_kib < 150 * 1024,
+        "the server holds {resident_kib} KiB while its answers go unread"
+    );
+
+    // Now read: every request gets its answer.
+    let mut ids = Vec::with_capacity(REQUESTS);
+    while ids.len() < REQUESTS {
+        line.clear();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "stdout closed early"
+        );
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        assert!(
+            answer["result"]["tools"]
+                .as_array()
+                .is_some_and(|t| !t.is_empty()),
+            "{line}"
+        );
+        ids.push(answer["id"].as_u64().unwrap());
+    }
+    writer.join().unwrap();
+    ids.sort_unstable();
+    assert_eq!(ids, (1..=REQUESTS as u64).collect::<Vec<_>>());
+    child.kill().unwrap();
+    child.wait().unwrap();
 }

@@ -300,6 +300,11 @@ impl<H: ToolHost> Session<H> {
         }
     }
 
+    /// Requests whose tasks have not finished yet.
+    pub fn requests_running(&self) -> usize {
+        self.tasks.len()
+    }
+
     /// Ends the session: listen streams end, requests in flight finish
     /// (their responses are delivered), and the host is no longer followed.
     pub async fn finish(&self) {

@@ -11,7 +11,11 @@
 //!   follower, the reader for protocol errors) writes it to stdout at once.
 //!   What the pipe has no room for waits in a queue that a task drains as
 //!   the client reads: a client that reads slowly, or not at all, never
-//!   blocks a worker (nor stops stdin from being read).
+//!   blocks a worker. Once `BACKLOG_PAUSE` bytes wait, though (or 1024
+//!   requests run), the server reads no further requests until the client
+//!   has read half of them (or some end): a client that never reads is held
+//!   back by its own full pipe, as with any line protocol, instead of
+//!   growing the server's memory without limit.
 //!
 //! So a request arrives, runs and is answered on one thread.
 //!
@@ -38,7 +42,12 @@ pub async fn serve_stdio<H: ToolHost>(host: Arc<H>, options: ServerOptions) -> R
     if let Some((stdin, stdout)) = pipe::open() {
         let outbox = stdout.outbox();
         let session = Session::new(host, options, outbox.clone());
-        let reader = tokio::spawn(pipe::read_frames(stdin, session.clone(), outbox));
+        let reader = tokio::spawn(pipe::read_frames(
+            stdin,
+            session.clone(),
+            outbox,
+            stdout.clone(),
+        ));
         if let Err(err) = reader.await {
             tracing::error!("the stdin reader failed: {err}");
         }
@@ -165,6 +174,17 @@ mod pipe {
     /// read the last answers.
     const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
+    /// Unsent output at which stdin stops being read; reading resumes once
+    /// half of it is sent. Far above what a client that reads as it goes
+    /// leaves waiting (the pipe itself holds 64 KiB), and bounding what one
+    /// that does not can make the server hold.
+    pub const BACKLOG_PAUSE: usize = 16 << 20;
+
+    /// Requests running at which stdin stops being read until one ends. Far
+    /// above what tools can run at once (each plugin's concurrency limit
+    /// refuses more at once, and the sandbox has 256 instance slots).
+    const MAX_REQUESTS_RUNNING: usize = 1024;
+
     /// Stdin and stdout, when both are pipes or sockets (which epoll can
     /// watch): not a terminal, whose mode is shared with the shell, nor a
     /// file.
@@ -177,6 +197,7 @@ mod pipe {
                 fd: stdout,
                 backlog: Mutex::new(Backlog::default()),
                 drained: Notify::new(),
+                room: Notify::new(),
             }),
         ))
     }
@@ -238,10 +259,17 @@ mod pipe {
         stdin: AsyncFd<NonBlocking>,
         session: Arc<Session<H>>,
         outbox: Outbox,
+        stdout: Arc<PipeWriter>,
     ) {
         let mut pending = Vec::with_capacity(64 * 1024);
         let mut chunk = vec![0u8; 64 * 1024];
         loop {
+            stdout.room_for_more().await;
+            // Requests are cheap to send and may be slow to answer: a
+            // client sending faster than they finish waits for some to.
+            while session.requests_running() >= MAX_REQUESTS_RUNNING {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
             let mut ready = match stdin.readable().await {
                 Ok(ready) => ready,
                 Err(err) => {
@@ -265,8 +293,15 @@ mod pipe {
                     // (Readiness that a newer event set is not cleared.)
                     if n < chunk.len() {
                         ready.clear_ready();
+                        split_lines(&chunk[..n], &mut pending, &session, &outbox);
+                    } else {
+                        split_lines(&chunk[..n], &mut pending, &session, &outbox);
+                        // A full chunk: more is likely waiting. The requests
+                        // just handed over run first, so that their answers
+                        // count in the backlog before more is read.
+                        drop(ready);
+                        tokio::task::yield_now().await;
                     }
-                    split_lines(&chunk[..n], &mut pending, &session, &outbox)
                 }
                 Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(err) => {
@@ -314,6 +349,8 @@ mod pipe {
         backlog: Mutex<Backlog>,
         /// Signalled when the backlog empties (or the output fails).
         drained: Notify,
+        /// Signalled when the backlog falls to half of [`BACKLOG_PAUSE`].
+        room: Notify,
     }
 
     #[derive(Default)]
@@ -331,6 +368,11 @@ mod pipe {
     impl Backlog {
         fn is_empty(&self) -> bool {
             self.written == self.bytes.len()
+        }
+
+        /// Bytes not yet written.
+        fn unsent(&self) -> usize {
+            self.bytes.len() - self.written
         }
     }
 
@@ -357,6 +399,7 @@ mod pipe {
                     Err(err) => {
                         close(&mut backlog, &err);
                         self.drained.notify_waiters();
+                        self.room.notify_waiters();
                         return;
                     }
                 }
@@ -385,11 +428,21 @@ mod pipe {
                 match write_some(&self.fd, &backlog.bytes[start..]) {
                     Ok(written) => {
                         backlog.written += written;
+                        if backlog.unsent() <= BACKLOG_PAUSE / 2 {
+                            self.room.notify_waiters();
+                        }
                         if backlog.is_empty() {
                             backlog.bytes = Vec::new();
                             backlog.written = 0;
                             backlog.draining = false;
                             break;
+                        }
+                        // Lines keep coming while a slow client reads:
+                        // forget what is sent rather than grow forever.
+                        if backlog.written >= backlog.unsent() {
+                            let sent = backlog.written;
+                            backlog.bytes.drain(..sent);
+                            backlog.written = 0;
                         }
                         ready.clear_ready();
                     }
@@ -400,6 +453,27 @@ mod pipe {
                 }
             }
             self.drained.notify_waiters();
+            self.room.notify_waiters();
+        }
+
+        /// Resolves at once while fewer than [`BACKLOG_PAUSE`] bytes wait to
+        /// be sent; otherwise once half of them are, or the client is gone.
+        pub async fn room_for_more(&self) {
+            let waiting = |most: usize| {
+                let backlog = self.backlog.lock().unwrap();
+                !backlog.closed && backlog.unsent() > most
+            };
+            if !waiting(BACKLOG_PAUSE - 1) {
+                return;
+            }
+            tracing::debug!("answers wait unread: reading no more requests until the client reads");
+            loop {
+                let notified = self.room.notified();
+                if !waiting(BACKLOG_PAUSE / 2) {
+                    return;
+                }
+                notified.await;
+            }
         }
 
         /// Resolves when every message so far is written (or the client is
