@@ -285,6 +285,92 @@ fn list_changes_reach_get_streams_and_listen_streams() {
     assert!(standalone.ends_within(QUICK), "the GET stream stayed open");
 }
 
+/// A page from an allowed origin can call the endpoint from a browser: the
+/// preflight needs no token and names what may be sent; every answer to
+/// that origin names it and exposes the session and version headers. A
+/// foreign origin gets neither.
+#[test]
+fn browsers_on_allowed_origins_get_cors_answers() {
+    let folder = conformance_folder();
+    let server = HttpServer::start_on(
+        folder.path(),
+        "127.0.0.1:0",
+        &["--allowed-origin", "https://app.example"],
+        &[("CORRAL_BEARER_TOKEN", "s3cret-token")],
+    );
+    let mut client = server.client();
+    let asked = "authorization, content-type, mcp-protocol-version, mcp-method";
+    let preflight = |client: &mut Client, origin: &str| {
+        client.send(
+            "OPTIONS",
+            "/mcp",
+            &[
+                ("Origin", origin),
+                ("Access-Control-Request-Method", "POST"),
+                ("Access-Control-Request-Headers", asked),
+            ],
+            b"",
+        )
+    };
+    let allowed = preflight(&mut client, "https://app.example");
+    assert_eq!(allowed.status, 204, "{}", allowed.text());
+    assert_eq!(
+        allowed.header("access-control-allow-origin"),
+        Some("https://app.example")
+    );
+    assert!(
+        allowed
+            .header("access-control-allow-methods")
+            .is_some_and(|methods| methods.contains("POST") && methods.contains("DELETE"))
+    );
+    assert_eq!(allowed.header("access-control-allow-headers"), Some(asked));
+    let loopback = preflight(&mut client, "http://localhost:6274");
+    assert_eq!(loopback.status, 204);
+    assert_eq!(
+        loopback.header("access-control-allow-origin"),
+        Some("http://localhost:6274")
+    );
+    let foreign = preflight(&mut client, "https://evil.example");
+    assert_eq!(foreign.status, 403);
+    assert_eq!(foreign.header("access-control-allow-origin"), None);
+
+    let list = |client: &mut Client, extra: &[(&str, &str)]| {
+        let message = stateless_request(1, "tools/list", json!({}));
+        let mut headers = vec![
+            ("MCP-Protocol-Version", STATELESS),
+            ("Mcp-Method", "tools/list"),
+        ];
+        headers.extend_from_slice(extra);
+        client.post(&message, &headers)
+    };
+    let origin = ("Origin", "https://app.example");
+    let answered = list(
+        &mut client,
+        &[origin, ("Authorization", "Bearer s3cret-token")],
+    );
+    assert_eq!(answered.status, 200);
+    assert_eq!(
+        answered.header("access-control-allow-origin"),
+        Some("https://app.example")
+    );
+    assert!(
+        answered
+            .header("access-control-expose-headers")
+            .is_some_and(|exposed| exposed.contains("Mcp-Session-Id"))
+    );
+    // The page can read why it was refused.
+    let unauthorized = list(&mut client, &[origin]);
+    assert_eq!(unauthorized.status, 401);
+    assert_eq!(
+        unauthorized.header("access-control-allow-origin"),
+        Some("https://app.example")
+    );
+    // Not a browser: no CORS headers.
+    let plain = list(&mut client, &[("Authorization", "Bearer s3cret-token")]);
+    assert_eq!(plain.status, 200);
+    assert_eq!(plain.header("access-control-allow-origin"), None);
+}
+
 #[test]
 fn host_origin_and_bearer_token_are_checked() {
     let folder = conformance_folder();

@@ -45,6 +45,13 @@
 //! are limited in size, request headers must arrive within a timeout, and
 //! the number of legacy sessions is bounded.
 //!
+//! A browser page from an allowed origin may call the endpoint directly
+//! (CORS): its preflight `OPTIONS` passes the Host and Origin checks only
+//! (a browser sends no credentials with it) and is answered with the
+//! methods and headers it asks for; every response to an allowed Origin
+//! names that origin in `Access-Control-Allow-Origin` and exposes the
+//! session and version headers to the page's script.
+//!
 //! # Shutdown
 //!
 //! When `shutdown` resolves the listener closes, the streams that never end
@@ -349,20 +356,48 @@ impl<H: ToolHost> Server<H> {
                 "not found: the MCP endpoint is elsewhere",
             );
         }
-        if let Some(refusal) = self.refusal(request.headers()) {
-            return refusal;
+        let origin = request
+            .headers()
+            .get(header::ORIGIN)
+            .filter(|origin| self.origin_allowed(origin.to_str().unwrap_or("")))
+            .cloned();
+        let preflight = request.method() == Method::OPTIONS;
+        let mut response = if let Some(refusal) = self.refusal(request.headers(), !preflight) {
+            refusal
+        } else {
+            match *request.method() {
+                Method::POST => self.post(request).await,
+                Method::GET => self.get(request.headers()),
+                Method::DELETE => self.delete(request.headers()).await,
+                Method::OPTIONS => preflight_response(request.headers()),
+                _ => method_not_allowed(ALLOWED_METHODS, "method not allowed"),
+            }
+        };
+        if let Some(origin) = origin {
+            let headers = response.headers_mut();
+            headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+            headers.insert(header::VARY, HeaderValue::from_static("Origin"));
+            headers.insert(
+                header::ACCESS_CONTROL_EXPOSE_HEADERS,
+                HeaderValue::from_static("Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate"),
+            );
         }
-        match *request.method() {
-            Method::POST => self.post(request).await,
-            Method::GET => self.get(request.headers()),
-            Method::DELETE => self.delete(request.headers()).await,
-            _ => method_not_allowed("GET, POST, DELETE", "method not allowed"),
-        }
+        response
     }
 
-    /// The Host, Origin and bearer token checks: the response refusing the
-    /// request, if any.
-    fn refusal(&self, headers: &HeaderMap) -> Option<HttpResponse> {
+    /// Whether a browser page from `origin` may use the endpoint: a
+    /// loopback origin, or one configured with `--allowed-origin`.
+    fn origin_allowed(&self, origin: &str) -> bool {
+        self.http
+            .allowed_origins
+            .iter()
+            .any(|allowed| allowed.eq_ignore_ascii_case(origin))
+            || origin_host(origin).is_some_and(|host| is_loopback_name(&host))
+    }
+
+    /// The Host, Origin and (with `credentials`) bearer token checks: the
+    /// response refusing the request, if any.
+    fn refusal(&self, headers: &HeaderMap, credentials: bool) -> Option<HttpResponse> {
         if !self.hosts.is_empty() {
             let host = headers
                 .get(header::HOST)
@@ -378,13 +413,7 @@ impl<H: ToolHost> Server<H> {
         }
         if let Some(origin) = headers.get(header::ORIGIN) {
             let origin = origin.to_str().unwrap_or("");
-            let allowed = self
-                .http
-                .allowed_origins
-                .iter()
-                .any(|allowed| allowed.eq_ignore_ascii_case(origin))
-                || origin_host(origin).is_some_and(|host| is_loopback_name(&host));
-            if !allowed {
+            if !self.origin_allowed(origin) {
                 tracing::warn!("refused a request from origin {origin:?}");
                 return Some(plain(
                     StatusCode::FORBIDDEN,
@@ -392,7 +421,7 @@ impl<H: ToolHost> Server<H> {
                 ));
             }
         }
-        if let Some(token) = &self.http.bearer_token {
+        if let Some(token) = self.http.bearer_token.as_ref().filter(|_| credentials) {
             let presented = headers
                 .get(header::AUTHORIZATION)
                 .and_then(|value| value.to_str().ok())
@@ -954,6 +983,28 @@ fn plain(status: StatusCode, text: &'static str) -> HttpResponse {
         .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
         .body(ResponseBody::full(Bytes::from_static(text.as_bytes())))
         .unwrap()
+}
+
+/// The methods the endpoint serves.
+const ALLOWED_METHODS: &str = "GET, POST, DELETE, OPTIONS";
+
+/// 204 to a CORS preflight (or any `OPTIONS`): the methods served, and the
+/// request headers the browser asks to send (each request is still checked
+/// when it comes). Browsers may cache the answer for ten minutes.
+fn preflight_response(headers: &HeaderMap) -> HttpResponse {
+    let mut response = http::Response::builder()
+        .status(StatusCode::NO_CONTENT)
+        .header(header::ALLOW, ALLOWED_METHODS)
+        .header(header::ACCESS_CONTROL_ALLOW_METHODS, ALLOWED_METHODS)
+        .header(header::ACCESS_CONTROL_MAX_AGE, "600")
+        .body(ResponseBody::empty())
+        .unwrap();
+    if let Some(asked) = headers.get(header::ACCESS_CONTROL_REQUEST_HEADERS) {
+        response
+            .headers_mut()
+            .insert(header::ACCESS_CONTROL_ALLOW_HEADERS, asked.clone());
+    }
+    response
 }
 
 /// 405, with the methods that are allowed.
