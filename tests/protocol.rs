@@ -169,6 +169,38 @@ fn messages_in_pieces_together_or_long_are_each_answered() {
     );
 }
 
+/// A message over 16 MiB is answered with an error (id null, as for any
+/// request whose id cannot be read) and skipped as it streams in, never held
+/// whole; the messages on either side of it are answered.
+#[test]
+fn an_overlong_message_is_refused_and_skipped() {
+    let mut server = Server::initialized(&plugins_dir(), "2025-11-25");
+    server.send(&json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" }));
+    assert_eq!(server.recv()["id"], 1);
+    let padding = "x".repeat(1 << 20);
+    let mut huge =
+        r#"{"jsonrpc":"2.0","id":2,"method":"ping","params":{"_meta":{"padding":""#.to_string();
+    for _ in 0..20 {
+        huge.push_str(&padding);
+    }
+    huge.push_str("\"}}}\n");
+    server.write_bytes(huge.as_bytes());
+    server.send(&json!({ "jsonrpc": "2.0", "id": 3, "method": "ping" }));
+    let refused = server.recv();
+    assert_eq!(refused["id"], Value::Null, "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("longer than")),
+        "{refused}"
+    );
+    assert_eq!(
+        server.recv(),
+        json!({ "jsonrpc": "2.0", "id": 3, "result": {} })
+    );
+}
+
 #[test]
 fn invalid_requests_get_invalid_request_errors() {
     let mut server = Server::initialized(&plugins_dir(), "2025-11-25");

@@ -110,18 +110,20 @@ fn line_of(message: &Value) -> Vec<u8> {
 /// Reads lines until end of input or a read error, handing each frame to
 /// the session with `outbox` as its reply.
 fn read_frames<H: ToolHost, R: BufRead>(mut input: R, session: &Arc<Session<H>>, outbox: &Outbox) {
-    let mut line = Vec::new();
+    let mut lines = Lines::default();
     loop {
-        line.clear();
-        match input.read_until(b'\n', &mut line) {
-            Ok(0) => return,
-            Ok(_) => {}
+        let bytes = match input.fill_buf() {
+            Ok([]) => return lines.finish(session, outbox),
+            Ok(bytes) => bytes,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(err) => {
                 tracing::error!("reading input: {err}");
                 return;
             }
-        }
-        handle_line(&line, session, outbox);
+        };
+        let read = bytes.len();
+        lines.feed(bytes, session, outbox);
+        input.consume(read);
     }
 }
 
@@ -154,6 +156,71 @@ fn handle_line<H: ToolHost>(line: &[u8], session: &Arc<Session<H>>, outbox: &Out
     session.handle_frame(frame, outbox.clone());
 }
 
+/// The longest message read from stdin, in bytes. A longer line is
+/// answered with an error and skipped, rather than held in memory whole.
+pub const MAX_MESSAGE_BYTES: usize = 16 << 20;
+
+/// Input split into lines across reads.
+#[derive(Default)]
+struct Lines {
+    /// The start of a line whose end has not arrived yet.
+    pending: Vec<u8>,
+    /// Inside a line found too long: its bytes are dropped up to its end.
+    skipping: bool,
+}
+
+impl Lines {
+    /// Hands every line that `bytes` completes to the session and keeps
+    /// the incomplete rest.
+    fn feed<H: ToolHost>(&mut self, bytes: &[u8], session: &Arc<Session<H>>, outbox: &Outbox) {
+        let mut start = 0;
+        for end in newlines(bytes) {
+            if self.skipping {
+                self.skipping = false;
+            } else if self.pending.is_empty() {
+                handle_line(&bytes[start..end], session, outbox);
+            } else {
+                self.pending.extend_from_slice(&bytes[start..end]);
+                handle_line(&self.pending, session, outbox);
+                self.pending.clear();
+            }
+            start = end + 1;
+        }
+        let rest = &bytes[start..];
+        if self.skipping {
+            return;
+        }
+        if self.pending.len() + rest.len() > MAX_MESSAGE_BYTES {
+            self.pending = Vec::new();
+            self.skipping = true;
+            let error = RpcError::new(
+                jsonrpc::code::INVALID_REQUEST,
+                format!(
+                    "Invalid Request: the message is longer than {MAX_MESSAGE_BYTES} bytes; it was skipped"
+                ),
+            );
+            session.handle_frame(Frame::Unparseable(error), outbox.clone());
+            return;
+        }
+        self.pending.extend_from_slice(rest);
+    }
+
+    /// The end of input: a last line without its newline still counts.
+    fn finish<H: ToolHost>(self, session: &Arc<Session<H>>, outbox: &Outbox) {
+        if !self.skipping {
+            handle_line(&self.pending, session, outbox);
+        }
+    }
+}
+
+/// The positions of the newlines in `bytes`.
+fn newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    bytes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &byte)| (byte == b'\n').then_some(i))
+}
+
 /// Stdin and stdout as non-blocking pipes, used from the runtime.
 #[cfg(unix)]
 mod pipe {
@@ -168,7 +235,7 @@ mod pipe {
     use tokio::io::unix::AsyncFd;
     use tokio::sync::Notify;
 
-    use super::{Outbox, Session, ToolHost, handle_line, line_of};
+    use super::{Lines, Outbox, Session, ToolHost, line_of};
 
     /// How long the end of the session waits for a client that does not
     /// read the last answers.
@@ -261,7 +328,7 @@ mod pipe {
         outbox: Outbox,
         stdout: Arc<PipeWriter>,
     ) {
-        let mut pending = Vec::with_capacity(64 * 1024);
+        let mut lines = Lines::default();
         let mut chunk = vec![0u8; 64 * 1024];
         loop {
             stdout.room_for_more().await;
@@ -282,20 +349,16 @@ mod pipe {
                 Err(_would_block) => continue,
             };
             match read {
-                Ok(0) => {
-                    // A last line without its newline still counts.
-                    handle_line(&pending, &session, &outbox);
-                    return;
-                }
+                Ok(0) => return lines.finish(&session, &outbox),
                 Ok(n) => {
                     // A short read drained the pipe: wait for the next
                     // write rather than find it empty with another read.
                     // (Readiness that a newer event set is not cleared.)
                     if n < chunk.len() {
                         ready.clear_ready();
-                        split_lines(&chunk[..n], &mut pending, &session, &outbox);
+                        lines.feed(&chunk[..n], &session, &outbox);
                     } else {
-                        split_lines(&chunk[..n], &mut pending, &session, &outbox);
+                        lines.feed(&chunk[..n], &session, &outbox);
                         // A full chunk: more is likely waiting. The requests
                         // just handed over run first, so that their answers
                         // count in the backlog before more is read.
@@ -310,36 +373,6 @@ mod pipe {
                 }
             }
         }
-    }
-
-    /// Hands every complete line of `pending` + `bytes` to the session and
-    /// keeps the incomplete rest in `pending`.
-    fn split_lines<H: ToolHost>(
-        bytes: &[u8],
-        pending: &mut Vec<u8>,
-        session: &Arc<Session<H>>,
-        outbox: &Outbox,
-    ) {
-        let mut start = 0;
-        for end in newlines(bytes) {
-            if pending.is_empty() {
-                handle_line(&bytes[start..end], session, outbox);
-            } else {
-                pending.extend_from_slice(&bytes[start..end]);
-                handle_line(pending, session, outbox);
-                pending.clear();
-            }
-            start = end + 1;
-        }
-        pending.extend_from_slice(&bytes[start..]);
-    }
-
-    /// The positions of the newlines in `bytes`.
-    fn newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
-        bytes
-            .iter()
-            .enumerate()
-            .filter_map(|(i, &byte)| (byte == b'\n').then_some(i))
     }
 
     /// Stdout: lines written at once while the pipe has room, queued in
