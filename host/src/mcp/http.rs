@@ -45,12 +45,14 @@
 //! are limited in size, request headers must arrive within a timeout, and
 //! the number of legacy sessions is bounded.
 //!
-//! A browser page from an allowed origin may call the endpoint directly
-//! (CORS): its preflight `OPTIONS` passes the Host and Origin checks only
-//! (a browser sends no credentials with it) and is answered with the
-//! methods and headers it asks for; every response to an allowed Origin
-//! names that origin in `Access-Control-Allow-Origin` and exposes the
-//! session and version headers to the page's script.
+//! A browser page from an origin named with `--allowed-origin` may call the
+//! endpoint directly (CORS): its preflight `OPTIONS` passes the Host and
+//! Origin checks only (a browser sends no credentials with it) and is
+//! answered with the methods and headers it asks for; every response to
+//! such an origin names it in `Access-Control-Allow-Origin` and exposes the
+//! session, version and `WWW-Authenticate` headers to the page's script.
+//! Other origins, loopback ones included, get no CORS headers, so a browser
+//! keeps their pages from reading the answers.
 //!
 //! # Shutdown
 //!
@@ -356,11 +358,12 @@ impl<H: ToolHost> Server<H> {
                 "not found: the MCP endpoint is elsewhere",
             );
         }
-        let origin = request
-            .headers()
-            .get(header::ORIGIN)
-            .filter(|origin| self.origin_allowed(origin.to_str().unwrap_or("")))
-            .cloned();
+        let cors_origin = request.headers().get(header::ORIGIN).map(|origin| {
+            (
+                origin.clone(),
+                self.cors_allowed(origin.to_str().unwrap_or("")),
+            )
+        });
         let preflight = request.method() == Method::OPTIONS;
         let mut response = if let Some(refusal) = self.refusal(request.headers(), !preflight) {
             refusal
@@ -373,26 +376,37 @@ impl<H: ToolHost> Server<H> {
                 _ => method_not_allowed(ALLOWED_METHODS, "method not allowed"),
             }
         };
-        if let Some(origin) = origin {
+        if let Some((origin, cors)) = cors_origin {
             let headers = response.headers_mut();
-            headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
             headers.insert(header::VARY, HeaderValue::from_static("Origin"));
-            headers.insert(
-                header::ACCESS_CONTROL_EXPOSE_HEADERS,
-                HeaderValue::from_static("Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate"),
-            );
+            if cors {
+                headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+                headers.insert(
+                    header::ACCESS_CONTROL_EXPOSE_HEADERS,
+                    HeaderValue::from_static(
+                        "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate",
+                    ),
+                );
+            }
         }
         response
     }
 
-    /// Whether a browser page from `origin` may use the endpoint: a
-    /// loopback origin, or one configured with `--allowed-origin`.
-    fn origin_allowed(&self, origin: &str) -> bool {
+    /// Whether a page from `origin` may read the endpoint's answers from a
+    /// browser (CORS): only an origin named with `--allowed-origin`. Any
+    /// loopback origin passes the Origin check, but a page on some local
+    /// port is not thereby trusted to call tools from a browser.
+    fn cors_allowed(&self, origin: &str) -> bool {
         self.http
             .allowed_origins
             .iter()
             .any(|allowed| allowed.eq_ignore_ascii_case(origin))
-            || origin_host(origin).is_some_and(|host| is_loopback_name(&host))
+    }
+
+    /// Whether a request from a browser page of `origin` passes the Origin
+    /// check: a loopback origin, or one configured with `--allowed-origin`.
+    fn origin_allowed(&self, origin: &str) -> bool {
+        self.cors_allowed(origin) || origin_host(origin).is_some_and(|host| is_loopback_name(&host))
     }
 
     /// The Host, Origin and (with `credentials`) bearer token checks: the

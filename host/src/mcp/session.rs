@@ -300,9 +300,11 @@ impl<H: ToolHost> Session<H> {
         }
     }
 
-    /// Requests whose tasks have not finished yet.
+    /// Requests whose tasks have not finished yet, but for listen streams,
+    /// which run until the client cancels them or the session ends.
     pub fn requests_running(&self) -> usize {
-        self.tasks.len()
+        let listening = self.listeners.lock().unwrap().len();
+        self.tasks.len().saturating_sub(listening)
     }
 
     /// Ends the session: listen streams end, requests in flight finish

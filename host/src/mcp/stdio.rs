@@ -177,6 +177,9 @@ impl Lines {
         for end in newlines(bytes) {
             if self.skipping {
                 self.skipping = false;
+            } else if self.pending.len() + (end - start) > MAX_MESSAGE_BYTES {
+                self.pending = Vec::new();
+                refuse_too_long(session, outbox);
             } else if self.pending.is_empty() {
                 handle_line(&bytes[start..end], session, outbox);
             } else {
@@ -191,15 +194,10 @@ impl Lines {
             return;
         }
         if self.pending.len() + rest.len() > MAX_MESSAGE_BYTES {
+            // Refused now, before its end arrives: it is never held whole.
             self.pending = Vec::new();
             self.skipping = true;
-            let error = RpcError::new(
-                jsonrpc::code::INVALID_REQUEST,
-                format!(
-                    "Invalid Request: the message is longer than {MAX_MESSAGE_BYTES} bytes; it was skipped"
-                ),
-            );
-            session.handle_frame(Frame::Unparseable(error), outbox.clone());
+            refuse_too_long(session, outbox);
             return;
         }
         self.pending.extend_from_slice(rest);
@@ -211,6 +209,18 @@ impl Lines {
             handle_line(&self.pending, session, outbox);
         }
     }
+}
+
+/// Answers a message over [`MAX_MESSAGE_BYTES`]: its id is unknown, as for
+/// a line that does not parse.
+fn refuse_too_long<H: ToolHost>(session: &Arc<Session<H>>, outbox: &Outbox) {
+    let error = RpcError::new(
+        jsonrpc::code::INVALID_REQUEST,
+        format!(
+            "Invalid Request: the message is longer than {MAX_MESSAGE_BYTES} bytes; it was skipped"
+        ),
+    );
+    session.handle_frame(Frame::Unparseable(error), outbox.clone());
 }
 
 /// The positions of the newlines in `bytes`.
