@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use http::{Client, HttpServer, STATELESS, stateless_request};
+use http::{Client, HttpServer, Response, STATELESS, stateless_request};
 use support::{example, fixture, folder_with};
 
 const QUICK: Duration = Duration::from_secs(10);
@@ -285,6 +285,28 @@ fn list_changes_reach_get_streams_and_listen_streams() {
     assert!(standalone.ends_within(QUICK), "the GET stream stayed open");
 }
 
+/// A server on loopback that also accepts the origin `https://app.example`
+/// and requires the bearer token `s3cret-token`.
+fn guarded_server(folder: &std::path::Path) -> HttpServer {
+    HttpServer::start_on(
+        folder,
+        "127.0.0.1:0",
+        &["--allowed-origin", "https://app.example"],
+        &[("CORRAL_BEARER_TOKEN", "s3cret-token")],
+    )
+}
+
+/// A stateless `tools/list` with the `extra` headers.
+fn stateless_list(client: &mut Client, extra: &[(&str, &str)]) -> Response {
+    let message = stateless_request(1, "tools/list", json!({}));
+    let mut headers = vec![
+        ("MCP-Protocol-Version", STATELESS),
+        ("Mcp-Method", "tools/list"),
+    ];
+    headers.extend_from_slice(extra);
+    client.post(&message, &headers)
+}
+
 /// A page from an origin named with `--allowed-origin` can call the
 /// endpoint from a browser: the preflight needs no token and names what may
 /// be sent; every answer to that origin names it and exposes the session
@@ -293,12 +315,7 @@ fn list_changes_reach_get_streams_and_listen_streams() {
 #[test]
 fn browsers_on_allowed_origins_get_cors_answers() {
     let folder = conformance_folder();
-    let server = HttpServer::start_on(
-        folder.path(),
-        "127.0.0.1:0",
-        &["--allowed-origin", "https://app.example"],
-        &[("CORRAL_BEARER_TOKEN", "s3cret-token")],
-    );
+    let server = guarded_server(folder.path());
     let mut client = server.client();
     let asked = "authorization, content-type, mcp-protocol-version, mcp-method";
     let preflight = |client: &mut Client, origin: &str| {
@@ -333,15 +350,7 @@ fn browsers_on_allowed_origins_get_cors_answers() {
     assert_eq!(foreign.status, 403);
     assert_eq!(foreign.header("access-control-allow-origin"), None);
 
-    let list = |client: &mut Client, extra: &[(&str, &str)]| {
-        let message = stateless_request(1, "tools/list", json!({}));
-        let mut headers = vec![
-            ("MCP-Protocol-Version", STATELESS),
-            ("Mcp-Method", "tools/list"),
-        ];
-        headers.extend_from_slice(extra);
-        client.post(&message, &headers)
-    };
+    let list = stateless_list;
     let origin = ("Origin", "https://app.example");
     let answered = list(
         &mut client,
@@ -373,22 +382,9 @@ fn browsers_on_allowed_origins_get_cors_answers() {
 #[test]
 fn host_origin_and_bearer_token_are_checked() {
     let folder = conformance_folder();
-    let server = HttpServer::start_on(
-        folder.path(),
-        "127.0.0.1:0",
-        &["--allowed-origin", "https://app.example"],
-        &[("CORRAL_BEARER_TOKEN", "s3cret-token")],
-    );
+    let server = guarded_server(folder.path());
     let mut client = server.client();
-    let list = |client: &mut Client, extra: &[(&str, &str)]| {
-        let message = stateless_request(1, "tools/list", json!({}));
-        let mut headers = vec![
-            ("MCP-Protocol-Version", STATELESS),
-            ("Mcp-Method", "tools/list"),
-        ];
-        headers.extend_from_slice(extra);
-        client.post(&message, &headers).status
-    };
+    let list = |client: &mut Client, extra: &[(&str, &str)]| stateless_list(client, extra).status;
     let token = ("Authorization", "Bearer s3cret-token");
     assert_eq!(list(&mut client, &[]), 401, "no token");
     assert_eq!(list(&mut client, &[("Authorization", "Bearer wrong")]), 401);

@@ -445,18 +445,11 @@ fn stdout_carries_only_json_rpc() {
 
 /// A client that sends every request before it reads a single answer (so
 /// the answers back up in the stdout pipe) still gets them all: the server
-/// neither blocks on the full pipe nor stops reading its input.
+/// neither blocks on the full pipe nor stops reading its input (its ~4 MB
+/// of answers are far below the backlog at which it would).
 #[test]
 fn a_client_that_reads_late_gets_every_answer() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_corral"))
-        .arg("serve")
-        .arg(plugins_dir())
-        .env("CORRAL_CACHE_DIR", test_cache_dir())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = piped_server();
     const REQUESTS: usize = 100_000;
     let mut requests = Vec::new();
     for id in 0..REQUESTS {
@@ -510,17 +503,7 @@ fn a_client_that_never_reads_is_held_back_not_buffered_for() {
             let _ = self.0.wait();
         }
     }
-    let mut child = Killed(
-        Command::new(env!("CARGO_BIN_EXE_corral"))
-            .arg("serve")
-            .arg(plugins_dir())
-            .env("CORRAL_CACHE_DIR", test_cache_dir())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let mut child = Killed(piped_server());
     let mut stdin = child.0.stdin.take().unwrap();
     let mut stdout = std::io::BufReader::new(child.0.stdout.take().unwrap());
     // Once the plugins are loaded, each request is answered as it is read.
@@ -599,4 +582,18 @@ fn a_client_that_never_reads_is_held_back_not_buffered_for() {
     writer.join().unwrap();
     ids.sort_unstable();
     assert_eq!(ids, (1..=requests as u64).collect::<Vec<_>>());
+}
+
+/// `corral serve` on the Rust examples, its stdin and stdout piped for a
+/// test that drives them itself (stderr dropped).
+fn piped_server() -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_corral"))
+        .arg("serve")
+        .arg(plugins_dir())
+        .env("CORRAL_CACHE_DIR", test_cache_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
 }
