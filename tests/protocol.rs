@@ -495,14 +495,6 @@ fn a_client_that_reads_late_gets_every_answer() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_client_that_never_reads_is_held_back_not_buffered_for() {
-    /// Kills the server however the test ends.
-    struct Killed(std::process::Child);
-    impl Drop for Killed {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
     let mut child = Killed(piped_server());
     let mut stdin = child.0.stdin.take().unwrap();
     let mut stdout = std::io::BufReader::new(child.0.stdout.take().unwrap());
@@ -548,23 +540,85 @@ fn a_client_that_never_reads_is_held_back_not_buffered_for() {
         held < requests / 2,
         "the server read {held} of {requests} requests with no answer read"
     );
-    let status = std::fs::read_to_string(format!("/proc/{}/status", child.0.id())).unwrap();
+    assert_holds_little(child.0.id());
+    // Now read: every request gets its answer.
+    assert_lists_answered(&mut stdout, requests, Default::default());
+    writer.join().unwrap();
+}
+
+/// The same with stdin a file (which the server reads with a thread of
+/// its own, not from the runtime): it stops reading the file while its
+/// answers go unread.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_client_that_never_reads_holds_back_reading_a_file_too() {
+    let requests = 20_000;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("requests.jsonl");
+    let lines: String = (1..=requests)
+        .map(|id| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/list\"}}\n"))
+        .collect();
+    std::fs::write(&input, lines).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_corral"))
+        .arg("serve")
+        .arg(plugins_dir())
+        .env("CORRAL_CACHE_DIR", test_cache_dir())
+        .stdin(std::fs::File::open(&input).unwrap())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut child = Killed(child);
+    let mut stdout = std::io::BufReader::new(child.0.stdout.take().unwrap());
+    // The first answer comes once the plugins are loaded; the rest follow
+    // as fast as the server makes them, until it holds back.
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    assert_holds_little(child.0.id());
+    let first: Value = serde_json::from_str(&first).unwrap();
+    let first = first["id"].as_u64().unwrap();
+    assert_lists_answered(&mut stdout, requests, [first].into());
+    assert!(child.0.wait().unwrap().success());
+}
+
+/// Kills the server however a test ends.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Asserts that the process `pid` holds well under the ~160 MiB of answers
+/// a test has left unread: the 16-32 MiB it may keep, with room for copies.
+#[cfg(target_os = "linux")]
+fn assert_holds_little(pid: u32) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let resident_kib: u64 = status
         .lines()
         .find_map(|line| line.strip_prefix("VmRSS:"))
         .and_then(|rest| rest.split_whitespace().next())
         .and_then(|kib| kib.parse().ok())
         .unwrap();
-    // The answers it did not send: 16-32 MiB with room for copies, where
-    // all of them would be 160 MiB.
     assert!(
         resident_kib < 150 * 1024,
         "the server holds {resident_kib} KiB while its answers go unread"
     );
+}
 
-    // Now read: every request gets its answer.
-    let mut ids = Vec::with_capacity(requests);
-    while ids.len() < requests {
+/// Reads answers to `tools/list` from `stdout`, each listing tools and each
+/// for a different id, until every id from 1 to `count` is answered (those
+/// in `ids` already are).
+fn assert_lists_answered(
+    stdout: &mut impl BufRead,
+    count: usize,
+    mut ids: std::collections::HashSet<u64>,
+) {
+    let mut line = String::new();
+    while ids.len() < count {
         line.clear();
         assert!(
             stdout.read_line(&mut line).unwrap() > 0,
@@ -577,11 +631,9 @@ fn a_client_that_never_reads_is_held_back_not_buffered_for() {
                 .is_some_and(|t| !t.is_empty()),
             "{line}"
         );
-        ids.push(answer["id"].as_u64().unwrap());
+        assert!(ids.insert(answer["id"].as_u64().unwrap()), "{line}");
     }
-    writer.join().unwrap();
-    ids.sort_unstable();
-    assert_eq!(ids, (1..=requests as u64).collect::<Vec<_>>());
+    assert!(ids.iter().all(|id| (1..=count as u64).contains(id)));
 }
 
 /// `corral serve` on the Rust examples, its stdin and stdout piped for a

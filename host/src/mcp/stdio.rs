@@ -11,22 +11,25 @@
 //!   follower, the reader for protocol errors) writes it to stdout at once.
 //!   What the pipe has no room for waits in a queue that a task drains as
 //!   the client reads: a client that reads slowly, or not at all, never
-//!   blocks a worker. Once `BACKLOG_PAUSE` bytes wait, though (or 1024
-//!   requests run), the server reads no further requests until the client
-//!   has read half of them (or some end): a client that never reads is held
-//!   back by its own full pipe, as with any line protocol, instead of
-//!   growing the server's memory without limit.
+//!   blocks a worker.
 //!
 //! So a request arrives, runs and is answered on one thread.
 //!
 //! Otherwise (a terminal, a file) a thread reads stdin with blocking I/O and
 //! another writes stdout from a queue, as any line tool would.
 //!
+//! Either way, once `BACKLOG_PAUSE` bytes of answers wait unsent (or
+//! `MAX_REQUESTS_RUNNING` requests run), stdin is not read until the client
+//! has read half of them (or some requests end): a client that never reads
+//! is held back by its own full pipe, as with any line protocol, instead of
+//! growing the server's memory without limit.
+//!
 //! When the input closes, work in flight finishes, its responses are
 //! written, and [`serve`] returns.
 
 use std::io::{BufRead, Write};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use anyhow::Result;
 use serde_json::Value;
@@ -35,6 +38,17 @@ use tokio::sync::{mpsc, oneshot};
 use super::ToolHost;
 use super::jsonrpc::{self, Frame, RpcError};
 use super::session::{Outbox, ServerOptions, Session};
+
+/// Unsent output at which stdin stops being read; reading resumes once
+/// half of it is sent. Far above what a client that reads as it goes
+/// leaves waiting (a pipe itself holds 64 KiB), and bounding what one that
+/// does not can make the server hold.
+const BACKLOG_PAUSE: usize = 16 << 20;
+
+/// Requests running (listen streams aside) at which stdin stops being read
+/// until one ends. Far above what tools can run at once (each plugin's
+/// concurrency limit refuses more, and the sandbox has 256 instance slots).
+const MAX_REQUESTS_RUNNING: usize = 1024;
 
 /// Serves MCP on the process's stdin and stdout until stdin closes.
 pub async fn serve_stdio<H: ToolHost>(host: Arc<H>, options: ServerOptions) -> Result<()> {
@@ -69,13 +83,26 @@ where
     W: Write + Send + 'static,
 {
     let (queue, lines) = mpsc::unbounded_channel::<Vec<u8>>();
-    let writer = std::thread::Builder::new()
-        .name("corral-stdout".into())
-        .spawn(move || write_lines(output, lines))?;
-    let outbox: Outbox = Arc::new(move |message| {
-        // Fails only once the writer is gone (the client closed its end).
-        let _ = queue.send(line_of(&message));
-    });
+    let unsent = Arc::new(Unsent::default());
+    let writer = {
+        let unsent = unsent.clone();
+        std::thread::Builder::new()
+            .name("corral-stdout".into())
+            .spawn(move || {
+                let written = write_lines(output, lines, &unsent);
+                unsent.closed.store(true, Ordering::Relaxed);
+                written
+            })?
+    };
+    let outbox: Outbox = {
+        let unsent = unsent.clone();
+        Arc::new(move |message| {
+            let line = line_of(&message);
+            unsent.bytes.fetch_add(line.len(), Ordering::Relaxed);
+            // Fails only once the writer is gone (the client closed its end).
+            let _ = queue.send(line);
+        })
+    };
     let session = Session::new(host, options, outbox.clone());
 
     let (closed, input_closed) = oneshot::channel::<()>();
@@ -86,7 +113,7 @@ where
         .spawn(move || {
             // Inside the runtime's context, so that the session can spawn.
             let _runtime = runtime.enter();
-            read_frames(input, &reader_session, &outbox);
+            read_frames(input, &reader_session, &outbox, &unsent);
             drop(closed);
         })?;
     // Resolves when the reader returns (or panics): the input is done.
@@ -107,11 +134,40 @@ fn line_of(message: &Value) -> Vec<u8> {
     line
 }
 
+/// Output queued for the writer thread and not yet written.
+#[derive(Default)]
+struct Unsent {
+    bytes: AtomicUsize,
+    /// The writer has stopped: nothing queued will be written.
+    closed: AtomicBool,
+}
+
+impl Unsent {
+    /// Whether the reader should wait for the client before reading more:
+    /// `most` bytes or more wait, or too many requests run.
+    fn behind<H: ToolHost>(&self, most: usize, session: &Session<H>) -> bool {
+        !self.closed.load(Ordering::Relaxed)
+            && (self.bytes.load(Ordering::Relaxed) >= most
+                || session.requests_running() >= MAX_REQUESTS_RUNNING)
+    }
+}
+
 /// Reads lines until end of input or a read error, handing each frame to
-/// the session with `outbox` as its reply.
-fn read_frames<H: ToolHost, R: BufRead>(mut input: R, session: &Arc<Session<H>>, outbox: &Outbox) {
+/// the session with `outbox` as its reply, and reading nothing more while
+/// the client is behind (as `pipe::read_frames` does).
+fn read_frames<H: ToolHost, R: BufRead>(
+    mut input: R,
+    session: &Arc<Session<H>>,
+    outbox: &Outbox,
+    unsent: &Unsent,
+) {
     let mut lines = Lines::default();
     loop {
+        if unsent.behind(BACKLOG_PAUSE, session) {
+            while unsent.behind(BACKLOG_PAUSE / 2, session) {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        }
         let bytes = match input.fill_buf() {
             Ok([]) => return lines.finish(session, outbox),
             Ok(bytes) => bytes,
@@ -132,11 +188,14 @@ fn read_frames<H: ToolHost, R: BufRead>(mut input: R, session: &Arc<Session<H>>,
 fn write_lines<W: Write>(
     mut output: W,
     mut lines: mpsc::UnboundedReceiver<Vec<u8>>,
+    unsent: &Unsent,
 ) -> std::io::Result<()> {
     while let Some(line) = lines.blocking_recv() {
         output.write_all(&line)?;
+        unsent.bytes.fetch_sub(line.len(), Ordering::Relaxed);
         while let Ok(line) = lines.try_recv() {
             output.write_all(&line)?;
+            unsent.bytes.fetch_sub(line.len(), Ordering::Relaxed);
         }
         output.flush()?;
     }
@@ -245,22 +304,11 @@ mod pipe {
     use tokio::io::unix::AsyncFd;
     use tokio::sync::Notify;
 
-    use super::{Lines, Outbox, Session, ToolHost, line_of};
+    use super::{BACKLOG_PAUSE, Lines, MAX_REQUESTS_RUNNING, Outbox, Session, ToolHost, line_of};
 
     /// How long the end of the session waits for a client that does not
     /// read the last answers.
     const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
-
-    /// Unsent output at which stdin stops being read; reading resumes once
-    /// half of it is sent. Far above what a client that reads as it goes
-    /// leaves waiting (the pipe itself holds 64 KiB), and bounding what one
-    /// that does not can make the server hold.
-    pub const BACKLOG_PAUSE: usize = 16 << 20;
-
-    /// Requests running at which stdin stops being read until one ends. Far
-    /// above what tools can run at once (each plugin's concurrency limit
-    /// refuses more at once, and the sandbox has 256 instance slots).
-    const MAX_REQUESTS_RUNNING: usize = 1024;
 
     /// Stdin and stdout, when both are pipes or sockets (which epoll can
     /// watch): not a terminal, whose mode is shared with the shell, nor a
