@@ -244,6 +244,21 @@ fn cpu_time(pid: u32) -> Duration {
     Duration::from_nanos(nanos)
 }
 
+/// `run(client, calls)`, a sequential loop (which makes `calls / 10`
+/// warm-up requests first), with the CPU time `client`'s child spends per
+/// request over it, warm-up included.
+fn with_cpu_per_request(
+    client: &mut Client,
+    calls: usize,
+    run: fn(&mut Client, usize) -> Latencies,
+) -> (Latencies, Duration) {
+    let pid = client.child.id();
+    let before = cpu_time(pid);
+    let latencies = run(client, calls);
+    let requests = (calls + calls / 10) as u32;
+    (latencies, (cpu_time(pid) - before) / requests)
+}
+
 fn pin_thread(tid: libc::pid_t, cpu: Option<usize>) {
     // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET and
     // sched_setaffinity (tid 0: the calling thread) get valid pointers.
@@ -835,11 +850,8 @@ fn main() {
 
     // Floors.
     println!("== floors (calc `add`)");
-    let made = (sequential_calls + sequential_calls / 10) as u32;
     let mut echo = echo_client();
-    let cpu_before = cpu_time(echo.child.id());
-    let transport = sequential(&mut echo, sequential_calls);
-    let echo_cpu = (cpu_time(echo.child.id()) - cpu_before) / made;
+    let (transport, echo_cpu) = with_cpu_per_request(&mut echo, sequential_calls, sequential);
     println!("{}", transport.line("transport: JSON-RPC echo over stdio"));
     println!("{:<44} {}", "  echo's CPU time per request", us(echo_cpu));
     let echo_rate = pipelined(&mut echo, pipelined_calls, WINDOW);
@@ -870,13 +882,9 @@ fn main() {
         // compilation is not counted as the calls' CPU time below.
         check_add(&server.result("tools/call", &add_params(0)), 0);
         let pid = server.child.id();
-        let cpu_before = cpu_time(pid);
-        let ping = sequential_ping(&mut server, sequential_calls);
-        let ping_cpu = (cpu_time(pid) - cpu_before) / made;
+        let (ping, ping_cpu) = with_cpu_per_request(&mut server, sequential_calls, sequential_ping);
         println!("{}", ping.line("stdio: sequential ping"));
-        let cpu_before = cpu_time(pid);
-        let stdio = sequential(&mut server, sequential_calls);
-        let call_cpu = (cpu_time(pid) - cpu_before) / made;
+        let (stdio, call_cpu) = with_cpu_per_request(&mut server, sequential_calls, sequential);
         println!("{}", stdio.line("stdio: sequential tools/call"));
         let ratio = stdio.p50().as_secs_f64() / floor.as_secs_f64();
         println!(
@@ -888,9 +896,8 @@ fn main() {
         // no wake-up crosses CPUs, and no CPU halts between calls.
         pin_to_cpu(Some(0));
         pin_process(pid, Some(0));
-        let cpu_before = cpu_time(pid);
-        let one_cpu = sequential(&mut server, sequential_calls);
-        let one_cpu_cpu = (cpu_time(pid) - cpu_before) / made;
+        let (one_cpu, one_cpu_cpu) =
+            with_cpu_per_request(&mut server, sequential_calls, sequential);
         pin_process(pid, None);
         pin_to_cpu(None);
         println!(
