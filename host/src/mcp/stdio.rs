@@ -144,10 +144,10 @@ struct Unsent {
 
 impl Unsent {
     /// Whether the reader should wait for the client before reading more:
-    /// `most` bytes or more wait, or too many requests run.
-    fn behind<H: ToolHost>(&self, most: usize, session: &Session<H>) -> bool {
+    /// `limit` bytes or more wait, or too many requests run.
+    fn behind<H: ToolHost>(&self, limit: usize, session: &Session<H>) -> bool {
         !self.closed.load(Ordering::Relaxed)
-            && (self.bytes.load(Ordering::Relaxed) >= most
+            && (self.bytes.load(Ordering::Relaxed) >= limit
                 || session.requests_running() >= MAX_REQUESTS_RUNNING)
     }
 }
@@ -217,7 +217,7 @@ fn handle_line<H: ToolHost>(line: &[u8], session: &Arc<Session<H>>, outbox: &Out
 
 /// The longest message read from stdin, in bytes. A longer line is
 /// answered with an error and skipped, rather than held in memory whole.
-pub const MAX_MESSAGE_BYTES: usize = 16 << 20;
+const MAX_MESSAGE_BYTES: usize = 16 << 20;
 
 /// Input split into lines across reads.
 #[derive(Default)]
@@ -412,15 +412,16 @@ mod pipe {
                     // A short read drained the pipe: wait for the next
                     // write rather than find it empty with another read.
                     // (Readiness that a newer event set is not cleared.)
-                    if n < chunk.len() {
+                    let drained = n < chunk.len();
+                    if drained {
                         ready.clear_ready();
-                        lines.feed(&chunk[..n], &session, &outbox);
-                    } else {
-                        lines.feed(&chunk[..n], &session, &outbox);
-                        // A full chunk: more is likely waiting. The requests
-                        // just handed over run first, so that their answers
-                        // count in the backlog before more is read.
-                        drop(ready);
+                    }
+                    drop(ready);
+                    lines.feed(&chunk[..n], &session, &outbox);
+                    if !drained {
+                        // More is likely waiting. The requests just handed
+                        // over run first, so that their answers count in
+                        // the backlog before more is read.
                         tokio::task::yield_now().await;
                     }
                 }
@@ -440,7 +441,7 @@ mod pipe {
         backlog: Mutex<Backlog>,
         /// Signalled when the backlog empties (or the output fails).
         drained: Notify,
-        /// Signalled when the backlog falls to half of [`BACKLOG_PAUSE`].
+        /// Signalled when the backlog falls below half of [`BACKLOG_PAUSE`].
         room: Notify,
     }
 
@@ -519,7 +520,7 @@ mod pipe {
                 match write_some(&self.fd, &backlog.bytes[start..]) {
                     Ok(written) => {
                         backlog.written += written;
-                        if backlog.unsent() <= BACKLOG_PAUSE / 2 {
+                        if backlog.unsent() < BACKLOG_PAUSE / 2 {
                             self.room.notify_waiters();
                         }
                         if backlog.is_empty() {
@@ -548,19 +549,21 @@ mod pipe {
         }
 
         /// Resolves at once while fewer than [`BACKLOG_PAUSE`] bytes wait to
-        /// be sent; otherwise once half of them are, or the client is gone.
+        /// be sent; otherwise once fewer than half of them wait, or the
+        /// client is gone.
         pub async fn room_for_more(&self) {
-            let waiting = |most: usize| {
+            // Whether `limit` bytes or more wait to be sent.
+            let behind = |limit: usize| {
                 let backlog = self.backlog.lock().unwrap();
-                !backlog.closed && backlog.unsent() > most
+                !backlog.closed && backlog.unsent() >= limit
             };
-            if !waiting(BACKLOG_PAUSE - 1) {
+            if !behind(BACKLOG_PAUSE) {
                 return;
             }
             tracing::debug!("answers wait unread: reading no more requests until the client reads");
             loop {
                 let notified = self.room.notified();
-                if !waiting(BACKLOG_PAUSE / 2) {
+                if !behind(BACKLOG_PAUSE / 2) {
                     return;
                 }
                 notified.await;
