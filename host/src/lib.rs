@@ -14,6 +14,7 @@ pub mod cache;
 pub mod catalog;
 pub mod manifest;
 pub mod mcp;
+pub mod memory;
 pub mod plugin;
 pub mod reload;
 pub mod schema;

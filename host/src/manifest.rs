@@ -13,6 +13,8 @@
 //! timeout = "10 s"         # wall-clock time per call
 //! output = "1 MiB"         # size of a call's result
 //! concurrency = 4          # calls of this plugin running at once
+//! validation = 4_000_000   # work units to check one value against a schema
+//! metadata = "32 MiB"      # host memory its tools' schemas may hold
 //! rate = 20                # calls per second per tool (token bucket)
 //! burst = 40               # bucket size (default: rate)
 //!
@@ -153,6 +155,8 @@ struct RawLimits {
     timeout: Option<Spanned<String>>,
     output: Option<Spanned<Size>>,
     concurrency: Option<Spanned<u32>>,
+    validation: Option<Spanned<u64>>,
+    metadata: Option<Spanned<Size>>,
     rate: Option<Spanned<f64>>,
     burst: Option<Spanned<f64>>,
 }
@@ -215,6 +219,18 @@ impl RawLimits {
             0 => Err("concurrency must be at least 1".into()),
             n => Ok(n),
         })?;
+        let validation_units = check(self.validation, defaults.validation_units, |n| match n {
+            0 => Err("validation must be a positive number of work units".into()),
+            n => Ok(n),
+        })?;
+        let metadata_bytes = check(self.metadata, defaults.metadata_bytes, |size| {
+            let bytes = parse_size("metadata", size)?;
+            if (1 << 20..=1 << 30).contains(&bytes) {
+                Ok(bytes)
+            } else {
+                Err("metadata must be between 1 MiB and 1 GiB".into())
+            }
+        })?;
         let rate_given = self.rate.is_some();
         let rate = check(self.rate, defaults.rate, |rate| {
             if rate.is_finite() && rate > 0.0 {
@@ -241,6 +257,8 @@ impl RawLimits {
             timeout,
             output_bytes,
             concurrency,
+            validation_units,
+            metadata_bytes,
             rate,
             burst,
         })

@@ -2,27 +2,50 @@
 //!
 //! Names follow the spec's rules and, stricter, `^[a-zA-Z0-9_-]{1,64}$` (what
 //! Claude Desktop enforces: one bad name there hides every tool). Schemas must
-//! be JSON objects describing objects and must compile.
+//! be JSON objects describing objects, must compile, and must have a shape
+//! that validates within budgets (see [`crate::schema`]).
+//!
+//! The host keeps every tool's metadata for as long as the plugin is
+//! loaded and copies it into every `tools/list` answer, so each field is
+//! bounded, and so is the whole: the heap memory the host holds for a
+//! plugin's tools (schemas parsed and compiled, which take tens of times
+//! their text) is counted as each tool is checked, against the plugin's
+//! `metadata` limit, and checking stops at the first tool past it.
+
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::bindings::tools;
+use super::sandbox::human_bytes;
+use crate::memory;
 use crate::schema::Schema;
 use crate::tool::{Icon, TaskSupport, ToolAnnotations, ToolDef};
 
 /// The most tools one plugin may offer.
 const MAX_TOOLS: usize = 1_000;
-/// The largest schema, description or title accepted, in bytes.
+/// The largest schema accepted, in bytes of JSON text.
 const MAX_SCHEMA_BYTES: usize = 256 * 1024;
-const MAX_TEXT_BYTES: usize = 64 * 1024;
+/// The longest description, in bytes.
+const MAX_DESCRIPTION_BYTES: usize = 64 * 1024;
+/// The longest title (the tool's, or its annotations'), in bytes.
+const MAX_TITLE_BYTES: usize = 1024;
+/// The most icons per tool.
+const MAX_ICONS: usize = 16;
+/// The longest icon source, in bytes: room for a small image as a data: URI.
+const MAX_ICON_SRC_BYTES: usize = 64 * 1024;
+/// The longest icon MIME type, and each icon size (`48x48`), in bytes.
+const MAX_ICON_FIELD_BYTES: usize = 128;
+/// The most sizes one icon lists.
+const MAX_ICON_SIZES: usize = 16;
 
 /// A tool as the plugin declared it, validated, with its compiled schemas.
 #[derive(Debug)]
 pub struct CheckedTool {
     /// The definition, named as the plugin names it.
     pub def: ToolDef,
-    pub input: Schema,
-    pub output: Option<Schema>,
+    pub input: Arc<Schema>,
+    pub output: Option<Arc<Schema>>,
 }
 
 /// Whether `name` is acceptable as a tool name for every client.
@@ -34,8 +57,9 @@ pub fn is_valid_tool_name(name: &str) -> bool {
 }
 
 /// Validates every tool; the first problems found are returned together, so
-/// that a plugin author sees them all at once.
-pub fn check_tools(declared: Vec<tools::Tool>) -> Result<Vec<CheckedTool>, String> {
+/// that a plugin author sees them all at once. `budget` is the most heap
+/// memory the checked tools may hold, in bytes.
+pub fn check_tools(declared: Vec<tools::Tool>, budget: usize) -> Result<Vec<CheckedTool>, String> {
     if declared.len() > MAX_TOOLS {
         return Err(format!(
             "declares {} tools; at most {MAX_TOOLS} are allowed",
@@ -44,13 +68,26 @@ pub fn check_tools(declared: Vec<tools::Tool>) -> Result<Vec<CheckedTool>, Strin
     }
     let mut problems = Vec::new();
     let mut checked: Vec<CheckedTool> = Vec::with_capacity(declared.len());
+    let mut held = 0usize;
     for tool in declared {
         let name = tool.name.clone();
         if checked.iter().any(|t| t.def.name == name) {
-            problems.push(format!("tool `{name}` is declared twice"));
+            problems.push(format!("tool `{}` is declared twice", printable(&name)));
             continue;
         }
-        match check_tool(tool) {
+        let text = text_bytes(&tool);
+        let (result, compiled) = memory::held_by(|| check_tool(tool));
+        held = held.saturating_add(text + compiled);
+        if held > budget {
+            problems.push(format!(
+                "tool `{}`: the tools up to this one take {} of host memory (their schemas parsed and compiled), more than the metadata limit of {}; declare fewer or smaller schemas, or raise `metadata` in the manifest's [limits]",
+                printable(&name),
+                human_bytes(held),
+                human_bytes(budget)
+            ));
+            break;
+        }
+        match result {
             Ok(tool) => checked.push(tool),
             Err(problem) => problems.push(format!("tool `{}`: {problem}", printable(&name))),
         }
@@ -66,10 +103,25 @@ fn check_tool(tool: tools::Tool) -> Result<CheckedTool, String> {
     if !is_valid_tool_name(&tool.name) {
         return Err("invalid name: use 1 to 64 characters from A-Z, a-z, 0-9, `_` and `-`".into());
     }
-    for (what, text) in [("title", &tool.title), ("description", &tool.description)] {
-        if text.as_ref().is_some_and(|t| t.len() > MAX_TEXT_BYTES) {
-            return Err(format!("{what} is longer than {MAX_TEXT_BYTES} bytes"));
+    let annotation_title = tool.annotations.as_ref().and_then(|a| a.title.as_ref());
+    for (what, text, max) in [
+        ("title", tool.title.as_ref(), MAX_TITLE_BYTES),
+        ("annotations title", annotation_title, MAX_TITLE_BYTES),
+        (
+            "description",
+            tool.description.as_ref(),
+            MAX_DESCRIPTION_BYTES,
+        ),
+    ] {
+        if text.is_some_and(|t| t.len() > max) {
+            return Err(format!("{what} is longer than {max} bytes"));
         }
+    }
+    if tool.icons.len() > MAX_ICONS {
+        return Err(format!(
+            "declares {} icons; at most {MAX_ICONS} are allowed",
+            tool.icons.len()
+        ));
     }
     let (input_schema, input) = parse_schema("input schema", &tool.input_schema)?;
     let (output_schema, output) = match &tool.output_schema {
@@ -105,9 +157,31 @@ fn check_tool(tool: tools::Tool) -> Result<CheckedTool, String> {
                 tools::TaskSupport::Required => TaskSupport::Required,
             }),
         },
-        input,
-        output,
+        input: Arc::new(input),
+        output: output.map(Arc::new),
     })
+}
+
+/// Bytes of text in a tool's declaration (the host keeps it all).
+fn text_bytes(tool: &tools::Tool) -> usize {
+    let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+    let icons: usize = tool
+        .icons
+        .iter()
+        .map(|i| {
+            i.src.len()
+                + opt(&i.mime_type)
+                + opt(&i.theme)
+                + i.sizes.iter().map(String::len).sum::<usize>()
+        })
+        .sum();
+    tool.name.len()
+        + opt(&tool.title)
+        + opt(&tool.description)
+        + tool.input_schema.len()
+        + opt(&tool.output_schema)
+        + tool.annotations.as_ref().map_or(0, |a| opt(&a.title))
+        + icons
 }
 
 fn parse_schema(what: &str, text: &str) -> Result<(Value, Schema), String> {
@@ -121,6 +195,20 @@ fn parse_schema(what: &str, text: &str) -> Result<(Value, Schema), String> {
 }
 
 fn check_icon(icon: tools::Icon) -> Result<Icon, String> {
+    if icon.src.len() > MAX_ICON_SRC_BYTES {
+        return Err(format!(
+            "icon source is longer than {MAX_ICON_SRC_BYTES} bytes"
+        ));
+    }
+    if icon.sizes.len() > MAX_ICON_SIZES {
+        return Err(format!("icon lists more than {MAX_ICON_SIZES} sizes"));
+    }
+    let fields = icon.mime_type.iter().chain(&icon.sizes);
+    if fields.into_iter().any(|f| f.len() > MAX_ICON_FIELD_BYTES) {
+        return Err(format!(
+            "icon MIME type or size is longer than {MAX_ICON_FIELD_BYTES} bytes"
+        ));
+    }
     let scheme_ok = icon.src.starts_with("https://") || icon.src.starts_with("data:");
     if !scheme_ok {
         return Err(format!(
@@ -174,6 +262,65 @@ mod tests {
 
     const OBJECT: &str = r#"{"type":"object"}"#;
 
+    fn check_tools_unbounded(declared: Vec<tools::Tool>) -> Result<Vec<CheckedTool>, String> {
+        check_tools(declared, usize::MAX)
+    }
+
+    #[test]
+    fn the_memory_the_tools_hold_is_bounded_and_checking_stops_past_it() {
+        // A 100 KiB schema (4,000 properties) holds far more than 100 KiB once
+        // parsed and compiled.
+        let properties: serde_json::Map<String, Value> = (0..4_000)
+            .map(|i| (format!("p{i}"), serde_json::json!({ "type": "string" })))
+            .collect();
+        let schema = serde_json::json!({ "type": "object", "properties": properties }).to_string();
+        let tools: Vec<_> = (0..50).map(|i| tool(&format!("t{i}"), &schema)).collect();
+        let err = check_tools(tools, 8 << 20).unwrap_err();
+        assert!(
+            err.contains("more than the metadata limit of 8 MiB"),
+            "{err}"
+        );
+        // It stopped at the first tool past the budget, well before the 50th.
+        assert!(!err.contains("`t49`"), "{err}");
+        let (checked, held) =
+            memory::held_by(|| check_tools(vec![tool("a", &schema)], 8 << 20).unwrap());
+        assert!(
+            held > 10 * schema.len(),
+            "{held} for {} bytes of schema",
+            schema.len()
+        );
+        drop(checked);
+    }
+
+    #[test]
+    fn every_field_is_bounded() {
+        let mut long_title = tool("a", OBJECT);
+        long_title.title = Some("t".repeat(MAX_TITLE_BYTES + 1));
+        let mut big_icon = tool("b", OBJECT);
+        big_icon.icons.push(tools::Icon {
+            src: format!("data:image/png;base64,{}", "A".repeat(MAX_ICON_SRC_BYTES)),
+            mime_type: None,
+            sizes: vec![],
+            theme: None,
+        });
+        let mut many_icons = tool("c", OBJECT);
+        many_icons.icons = (0..=MAX_ICONS)
+            .map(|_| tools::Icon {
+                src: "data:,".into(),
+                mime_type: None,
+                sizes: vec![],
+                theme: None,
+            })
+            .collect();
+        let err = check_tools_unbounded(vec![long_title, big_icon, many_icons]).unwrap_err();
+        assert!(
+            err.contains("`a`: title is longer than 1024 bytes"),
+            "{err}"
+        );
+        assert!(err.contains("`b`: icon source is longer than"), "{err}");
+        assert!(err.contains("`c`: declares 17 icons"), "{err}");
+    }
+
     #[test]
     fn names_follow_the_strict_rule() {
         for good in ["a", "get_weather", "DATA-export_v2", &"x".repeat(64)] {
@@ -193,7 +340,7 @@ mod tests {
 
     #[test]
     fn every_problem_is_reported_together() {
-        let err = check_tools(vec![
+        let err = check_tools_unbounded(vec![
             tool("ok", OBJECT),
             tool("bad name", OBJECT),
             tool("ok", OBJECT),
@@ -218,7 +365,7 @@ mod tests {
         let mut with_output = tool("stats", OBJECT);
         with_output.output_schema =
             Some(r#"{"type":"object","properties":{"n":{"type":"integer"}}}"#.into());
-        let checked = check_tools(vec![tool("a", OBJECT), with_output]).unwrap();
+        let checked = check_tools_unbounded(vec![tool("a", OBJECT), with_output]).unwrap();
         assert_eq!(checked.len(), 2);
         assert!(checked[1].output.is_some());
         assert_eq!(
@@ -237,7 +384,7 @@ mod tests {
             theme: None,
         });
         assert!(
-            check_tools(vec![t])
+            check_tools_unbounded(vec![t])
                 .unwrap_err()
                 .contains("https: or data:")
         );

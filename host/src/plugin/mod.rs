@@ -13,6 +13,7 @@ mod metadata;
 mod output;
 mod quota;
 mod sandbox;
+mod validation;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -29,12 +30,12 @@ pub use sandbox::{
 };
 
 use crate::manifest::Manifest;
-use crate::schema;
 use crate::tool::{CallEvent, CallOutput, Content, EventSink, LogLevel, ToolDef};
 use bindings::PluginPre;
 use metadata::CheckedTool;
 use quota::{TokenBucket, retry_after};
 use sandbox::{CallState, Spent};
+use validation::Rejection;
 
 /// A loaded plugin: a prepared component and its validated tools.
 pub struct Plugin {
@@ -81,8 +82,9 @@ impl Plugin {
             .list(&pre, &name, &manifest)
             .await
             .map_err(|failure| anyhow!("`list` failed: {failure}"))?;
-        let tools = metadata::check_tools(listed.value).map_err(|problems| anyhow!(problems))?;
         let limits = manifest.limits;
+        let tools = metadata::check_tools(listed.value, limits.metadata_bytes)
+            .map_err(|problems| anyhow!(problems))?;
         let buckets = tools
             .iter()
             .map(|_| TokenBucket::new(limits.rate, limits.burst))
@@ -138,8 +140,9 @@ impl Plugin {
         events: Option<EventSink>,
     ) -> CallOutput {
         let started = Instant::now();
-        let arguments = Value::Object(arguments);
-        let (output, outcome, fuel, spent) = self.run(index, &arguments, events.clone()).await;
+        let (arguments, (output, outcome, fuel, spent)) = self
+            .run(index, Value::Object(arguments), events.clone())
+            .await;
         if outcome.is_host_event()
             && let (Some(events), Some(Content::Text { text, .. })) =
                 (&events, output.content.first())
@@ -165,13 +168,14 @@ impl Plugin {
         output
     }
 
-    /// The call itself: its output, the audit outcome, and the fuel it used.
+    /// The call itself: its output, the audit outcome, and the fuel it used
+    /// (with the arguments handed back, for the audit log).
     async fn run(
         &self,
         index: usize,
-        arguments: &Value,
+        arguments: Value,
         events: Option<EventSink>,
-    ) -> (CallOutput, Outcome, u64, Option<Spent>) {
+    ) -> (Value, (CallOutput, Outcome, u64, Option<Spent>)) {
         let tool = &self.tools[index];
         let name = &tool.def.name;
         let limits = &self.manifest.limits;
@@ -181,10 +185,13 @@ impl Plugin {
                 limits.concurrency, self.name
             );
             return (
-                CallOutput::error(message),
-                Outcome::Refused("concurrency-limit"),
-                0,
-                None,
+                arguments,
+                (
+                    CallOutput::error(message),
+                    Outcome::Refused("concurrency-limit"),
+                    0,
+                    None,
+                ),
             );
         };
         if let Err(wait) = self.sandbox.take_global_token() {
@@ -194,10 +201,13 @@ impl Plugin {
                 retry_after(wait)
             );
             return (
-                CallOutput::error(message),
-                Outcome::Refused("rate-limit"),
-                0,
-                None,
+                arguments,
+                (
+                    CallOutput::error(message),
+                    Outcome::Refused("rate-limit"),
+                    0,
+                    None,
+                ),
             );
         }
         if let Err(wait) = self.buckets[index].take() {
@@ -207,24 +217,34 @@ impl Plugin {
                 retry_after(wait)
             );
             return (
-                CallOutput::error(message),
-                Outcome::Refused("rate-limit"),
-                0,
-                None,
+                arguments,
+                (
+                    CallOutput::error(message),
+                    Outcome::Refused("rate-limit"),
+                    0,
+                    None,
+                ),
             );
         }
-        let violations = tool.input.violations(arguments);
-        if !violations.is_empty() {
-            let message = format!(
-                "Invalid arguments for tool `{name}`:\n{}",
-                schema::describe(&violations)
-            );
-            return (
-                CallOutput::error(message),
-                Outcome::InvalidArguments,
-                0,
-                None,
-            );
+        let budget = limits.validation_units;
+        let heavy = self.sandbox.heavy_validations();
+        let (arguments, verdict) =
+            validation::validate(&tool.input, arguments, budget, heavy).await;
+        if let Err(rejection) = verdict {
+            let (message, outcome) = match rejection {
+                Rejection::Violations(violations) => (
+                    format!("Invalid arguments for tool `{name}`:\n{violations}"),
+                    Outcome::InvalidArguments,
+                ),
+                Rejection::OverBudget(units) => (
+                    format!(
+                        "Invalid arguments for tool `{name}`: checking them against its input schema would take more than the validation budget of {} work units (the arguments are too large, or the schema too intricate, for the plugin's `validation` limit)",
+                        group_digits(units)
+                    ),
+                    Outcome::Refused("validation-limit"),
+                ),
+            };
+            return (arguments, (CallOutput::error(message), outcome, 0, None));
         }
         let arguments_text = arguments.to_string();
         // Boxed: the sandbox's future is most of a call's state (kilobytes
@@ -239,9 +259,10 @@ impl Plugin {
             events,
         ))
         .await;
-        match run {
+        let ran = match run {
             Ok(run) => {
                 let output = output::check(run.value, tool, limits);
+                let output = self.check_structured(tool, output).await;
                 let outcome = if output.is_error {
                     Outcome::Error
                 } else {
@@ -255,6 +276,34 @@ impl Plugin {
                 let output = CallOutput::error(format!("Tool `{name}` failed: {failure}"));
                 (output, outcome, 0, spent)
             }
+        };
+        (arguments, ran)
+    }
+
+    /// Checks a successful result's structured content against the tool's
+    /// output schema, within the validation budget.
+    async fn check_structured(&self, tool: &CheckedTool, mut output: CallOutput) -> CallOutput {
+        let (Some(schema), Some(structured), false) =
+            (&tool.output, output.structured.take(), output.is_error)
+        else {
+            return output;
+        };
+        let name = &tool.def.name;
+        let budget = self.manifest.limits.validation_units;
+        let heavy = self.sandbox.heavy_validations();
+        let (structured, verdict) = validation::validate(schema, structured, budget, heavy).await;
+        match verdict {
+            Ok(()) => {
+                output.structured = Some(structured);
+                output
+            }
+            Err(Rejection::Violations(violations)) => CallOutput::error(format!(
+                "Tool `{name}` returned structured content that does not match its output schema:\n{violations}"
+            )),
+            Err(Rejection::OverBudget(units)) => CallOutput::error(format!(
+                "Tool `{name}` returned structured content that would take more than the validation budget of {} work units to check against its output schema",
+                group_digits(units)
+            )),
         }
     }
 }

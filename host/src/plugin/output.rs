@@ -1,19 +1,26 @@
 //! Checking what a call returned before it reaches the client.
 //!
-//! Structured content must be a JSON object and must conform to the tool's
-//! output schema when it has one (the spec's MUST); a plugin that breaks its
-//! own schema yields a tool execution error, never a silent pass. Results are
-//! capped in size.
+//! Results are capped in size, counting everything the plugin returned
+//! (every string, byte and annotation), before anything is copied or
+//! encoded. Structured content must be a JSON object; when the tool has an
+//! output schema, the caller validates it against that (the spec's MUST),
+//! within the validation budget: a plugin that breaks its own schema yields a
+//! tool execution error, never a silent pass.
 
 use serde_json::Value;
 
 use super::bindings::{tools, types};
 use super::metadata::CheckedTool;
 use super::sandbox::{Limits, human_bytes};
-use crate::schema;
 use crate::tool::{Annotations, CallOutput, Content, ResourceContents, Role};
 
-/// Converts and validates a plugin's call result.
+/// Bytes counted for each role of an annotation's audience (`"assistant",`).
+const ROLE_BYTES: usize = 12;
+/// Bytes counted for each number a result carries (a priority, a size).
+const NUMBER_BYTES: usize = 8;
+
+/// Converts a plugin's call result and checks its size and the shape of its
+/// structured content.
 pub fn check(result: tools::CallResult, tool: &CheckedTool, limits: &Limits) -> CallOutput {
     let name = &tool.def.name;
     let size = result_size(&result);
@@ -42,21 +49,10 @@ pub fn check(result: tools::CallResult, tool: &CheckedTool, limits: &Limits) -> 
             ));
         }
     };
-    if let Some(output_schema) = &tool.output
-        && !result.is_error
-    {
-        let Some(value) = &structured else {
-            return CallOutput::error(format!(
-                "Tool `{name}` declares an output schema but returned no structured content"
-            ));
-        };
-        let violations = output_schema.violations(value);
-        if !violations.is_empty() {
-            return CallOutput::error(format!(
-                "Tool `{name}` returned structured content that does not match its output schema:\n{}",
-                schema::describe(&violations)
-            ));
-        }
+    if tool.output.is_some() && !result.is_error && structured.is_none() {
+        return CallOutput::error(format!(
+            "Tool `{name}` declares an output schema but returned no structured content"
+        ));
     }
     CallOutput {
         content: result.content.into_iter().map(content).collect(),
@@ -65,30 +61,59 @@ pub fn check(result: tools::CallResult, tool: &CheckedTool, limits: &Limits) -> 
     }
 }
 
-/// Bytes of text and data in a result, to enforce the output cap before any
-/// copying or base64 encoding.
+/// Bytes of everything in a result (text, data, names, annotations), to
+/// enforce the output cap before any copying or base64 encoding. Saturating:
+/// the sum of a hostile result's parts must not wrap round to a small one.
 fn result_size(result: &tools::CallResult) -> usize {
     let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
-    let content: usize = result
-        .content
-        .iter()
-        .map(|item| match item {
-            types::Content::Text(t) => t.text.len(),
-            types::Content::Image(b) | types::Content::Audio(b) => b.data.len() + b.mime_type.len(),
-            types::Content::ResourceLink(l) => {
-                l.uri.len() + l.name.len() + opt(&l.title) + opt(&l.description) + opt(&l.mime_type)
-            }
-            types::Content::EmbeddedResource(r) => {
-                r.uri.len()
-                    + opt(&r.mime_type)
-                    + match &r.contents {
-                        types::ResourceContents::Text(t) => t.len(),
-                        types::ResourceContents::Blob(b) => b.len(),
-                    }
-            }
-        })
-        .sum();
-    content + opt(&result.structured_content)
+    let content = result.content.iter().fold(0usize, |total, item| {
+        let size = match item {
+            types::Content::Text(t) => t
+                .text
+                .len()
+                .saturating_add(annotations_size(&t.annotations)),
+            types::Content::Image(b) | types::Content::Audio(b) => b
+                .data
+                .len()
+                .saturating_add(b.mime_type.len())
+                .saturating_add(annotations_size(&b.annotations)),
+            types::Content::ResourceLink(l) => [
+                l.uri.len(),
+                l.name.len(),
+                opt(&l.title),
+                opt(&l.description),
+                opt(&l.mime_type),
+                NUMBER_BYTES,
+                annotations_size(&l.annotations),
+            ]
+            .into_iter()
+            .fold(0, usize::saturating_add),
+            types::Content::EmbeddedResource(r) => [
+                r.uri.len(),
+                opt(&r.mime_type),
+                match &r.contents {
+                    types::ResourceContents::Text(t) => t.len(),
+                    types::ResourceContents::Blob(b) => b.len(),
+                },
+                annotations_size(&r.annotations),
+            ]
+            .into_iter()
+            .fold(0, usize::saturating_add),
+        };
+        total.saturating_add(size)
+    });
+    content.saturating_add(opt(&result.structured_content))
+}
+
+/// Bytes an item's annotations take on the wire, about.
+fn annotations_size(annotations: &Option<types::Annotations>) -> usize {
+    annotations.as_ref().map_or(0, |a| {
+        a.audience
+            .len()
+            .saturating_mul(ROLE_BYTES)
+            .saturating_add(NUMBER_BYTES)
+            .saturating_add(a.last_modified.as_ref().map_or(0, String::len))
+    })
 }
 
 fn content(item: types::Content) -> Content {
@@ -144,5 +169,37 @@ fn annotations(a: types::Annotations) -> Annotations {
             .filter(|p| p.is_finite())
             .map(|p| p.clamp(0.0, 1.0)),
         last_modified: a.last_modified,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text_with(annotations: types::Annotations) -> tools::CallResult {
+        tools::CallResult {
+            content: vec![types::Content::Text(types::TextContent {
+                text: "hi".into(),
+                annotations: Some(annotations),
+            })],
+            structured_content: None,
+            is_error: false,
+        }
+    }
+
+    #[test]
+    fn annotations_count_toward_the_output_size() {
+        let roles = text_with(types::Annotations {
+            audience: vec![types::Role::User; 1_000_000],
+            priority: None,
+            last_modified: None,
+        });
+        assert!(result_size(&roles) >= 12_000_000, "{}", result_size(&roles));
+        let date = text_with(types::Annotations {
+            audience: vec![],
+            priority: Some(0.5),
+            last_modified: Some("9".repeat(5 << 20)),
+        });
+        assert!(result_size(&date) > 5 << 20);
     }
 }

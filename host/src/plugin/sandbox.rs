@@ -70,6 +70,12 @@ pub struct Limits {
     pub output_bytes: usize,
     /// Calls of one plugin running at once; more are refused, not queued.
     pub concurrency: u32,
+    /// Work units checking one value (arguments, structured content)
+    /// against a schema may take (see [`crate::schema`]).
+    pub validation_units: u64,
+    /// Heap memory the host may hold for the plugin's tool metadata: their
+    /// text, and their schemas parsed and compiled.
+    pub metadata_bytes: usize,
     /// Calls per second per tool (token bucket refill rate).
     pub rate: f64,
     /// Token bucket size: calls a tool may take in a burst.
@@ -84,6 +90,8 @@ impl Default for Limits {
             timeout: Duration::from_secs(30),
             output_bytes: 4 << 20,
             concurrency: 32,
+            validation_units: 4_000_000,
+            metadata_bytes: 32 << 20,
             rate: 1000.0,
             burst: 1000.0,
         }
@@ -205,13 +213,16 @@ impl Default for SandboxOptions {
     }
 }
 
-/// The engine, the linker and the epoch ticker shared by every plugin, and
-/// the server-wide rate limit.
+/// The engine, the linker and the epoch ticker shared by every plugin, the
+/// server-wide rate limit, and the admission of heavy schema validations.
 pub struct Sandbox {
     engine: Engine,
     linker: Linker<CallState>,
     options: SandboxOptions,
     global: TokenBucket,
+    /// Schema validations too large to run on an async worker run on a
+    /// blocking thread, one at a time (see `plugin::validation`).
+    heavy_validations: tokio::sync::Semaphore,
 }
 
 impl Sandbox {
@@ -240,6 +251,7 @@ impl Sandbox {
             linker,
             options,
             global,
+            heavy_validations: tokio::sync::Semaphore::new(1),
         }))
     }
 
@@ -249,6 +261,11 @@ impl Sandbox {
 
     pub fn options(&self) -> &SandboxOptions {
         &self.options
+    }
+
+    /// Admits one heavy schema validation at a time.
+    pub fn heavy_validations(&self) -> &tokio::sync::Semaphore {
+        &self.heavy_validations
     }
 
     /// Takes a token from the server-wide bucket, or says when to retry.
