@@ -22,6 +22,10 @@ pub struct ToolDef {
     pub annotations: Option<ToolAnnotations>,
     pub icons: Vec<Icon>,
     pub task_support: Option<TaskSupport>,
+    /// Bytes of host memory one copy of this definition takes (its schemas
+    /// as JSON values, its text): what each `tools/list` answer that carries
+    /// it costs, counted against the answer's budget.
+    pub held_bytes: usize,
 }
 
 /// Behaviour hints (MCP `ToolAnnotations`).

@@ -57,7 +57,7 @@ use tokio_util::task::TaskTracker;
 
 use super::jsonrpc::{self, Frame, Incoming, Notification, Request, RpcError};
 use super::{HostEvents, HostLog, Revision, ToolHost, UnknownTool, shape};
-use crate::tool::{CallEvent, EventSink, LogLevel};
+use crate::tool::{CallEvent, EventSink, LogLevel, ToolDef};
 
 /// Where messages for the client go. Called from any thread; it must not
 /// block for long (a transport queues, or writes to a pipe).
@@ -640,7 +640,7 @@ impl<H: ToolHost> Session<H> {
                 ));
             }
         };
-        let end = tools.len().min(start + self.options.page_size.max(1));
+        let end = page_end(&tools, start, self.options.page_size.max(1));
         let page: Vec<Value> = tools[start..end]
             .iter()
             .map(|tool| shape::tool_json(tool, revision))
@@ -818,6 +818,27 @@ impl<H: ToolHost> Session<H> {
     }
 }
 
+/// Host memory one `tools/list` page may take for its tools: a page ends
+/// early, with a cursor, where the next tool would pass it (a page always has
+/// at least one tool). Tool definitions are large once their schemas are
+/// copied as JSON values, and several lists may be answered at once.
+const MAX_PAGE_BYTES: usize = 16 << 20;
+
+/// Where the page starting at `start` ends: after `page_size` tools, or
+/// before the tool that would take it past [`MAX_PAGE_BYTES`].
+fn page_end(tools: &[ToolDef], start: usize, page_size: usize) -> usize {
+    let mut held = 0usize;
+    let mut end = start;
+    for tool in tools[start..].iter().take(page_size) {
+        held = held.saturating_add(tool.held_bytes);
+        if held > MAX_PAGE_BYTES && end > start {
+            break;
+        }
+        end += 1;
+    }
+    end
+}
+
 fn encode_cursor(offset: usize) -> String {
     CURSOR.encode(format!("offset:{offset}"))
 }
@@ -829,4 +850,35 @@ fn decode_cursor(cursor: &str) -> Option<usize> {
         .strip_prefix("offset:")?
         .parse()
         .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(held_bytes: usize) -> ToolDef {
+        ToolDef {
+            name: "t".into(),
+            title: None,
+            description: None,
+            input_schema: json!({ "type": "object" }),
+            output_schema: None,
+            annotations: None,
+            icons: vec![],
+            task_support: None,
+            held_bytes,
+        }
+    }
+
+    #[test]
+    fn a_page_ends_at_its_size_or_its_memory_budget_with_at_least_one_tool() {
+        let small: Vec<_> = (0..10).map(|_| tool(1)).collect();
+        assert_eq!(page_end(&small, 0, 4), 4);
+        assert_eq!(page_end(&small, 8, 4), 10);
+        let large: Vec<_> = (0..10).map(|_| tool(MAX_PAGE_BYTES / 3)).collect();
+        assert_eq!(page_end(&large, 0, 500), 3);
+        assert_eq!(page_end(&large, 9, 500), 10);
+        let huge: Vec<_> = (0..2).map(|_| tool(MAX_PAGE_BYTES * 2)).collect();
+        assert_eq!(page_end(&huge, 0, 500), 1);
+    }
 }

@@ -238,6 +238,7 @@ mod tests {
                 theme: None,
             }],
             task_support: Some(TaskSupport::Forbidden),
+            held_bytes: 0,
         }
     }
 

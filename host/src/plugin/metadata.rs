@@ -77,6 +77,13 @@ pub fn check_tools(declared: Vec<tools::Tool>, budget: usize) -> Result<Vec<Chec
         }
         let text = text_bytes(&tool);
         let (result, compiled) = memory::held_by(|| check_tool(tool));
+        let tool = match result {
+            Ok(tool) => tool,
+            Err(problem) => {
+                problems.push(format!("tool `{}`: {problem}", printable(&name)));
+                continue;
+            }
+        };
         held = held.saturating_add(text + compiled);
         if held > budget {
             problems.push(format!(
@@ -87,10 +94,7 @@ pub fn check_tools(declared: Vec<tools::Tool>, budget: usize) -> Result<Vec<Chec
             ));
             break;
         }
-        match result {
-            Ok(tool) => checked.push(tool),
-            Err(problem) => problems.push(format!("tool `{}`: {problem}", printable(&name))),
-        }
+        checked.push(tool);
     }
     if problems.is_empty() {
         Ok(checked)
@@ -100,6 +104,7 @@ pub fn check_tools(declared: Vec<tools::Tool>, budget: usize) -> Result<Vec<Chec
 }
 
 fn check_tool(tool: tools::Tool) -> Result<CheckedTool, String> {
+    let text = text_bytes(&tool);
     if !is_valid_tool_name(&tool.name) {
         return Err("invalid name: use 1 to 64 characters from A-Z, a-z, 0-9, `_` and `-`".into());
     }
@@ -136,6 +141,10 @@ fn check_tool(tool: tools::Tool) -> Result<CheckedTool, String> {
         .into_iter()
         .map(check_icon)
         .collect::<Result<Vec<_>, _>>()?;
+    // What a copy of the schemas as JSON values takes: each `tools/list`
+    // answer makes one.
+    let (copy, schema_bytes) = memory::held_by(|| (input_schema.clone(), output_schema.clone()));
+    drop(copy);
     Ok(CheckedTool {
         def: ToolDef {
             name: tool.name,
@@ -156,6 +165,7 @@ fn check_tool(tool: tools::Tool) -> Result<CheckedTool, String> {
                 tools::TaskSupport::Optional => TaskSupport::Optional,
                 tools::TaskSupport::Required => TaskSupport::Required,
             }),
+            held_bytes: text + schema_bytes,
         },
         input: Arc::new(input),
         output: output.map(Arc::new),

@@ -1,0 +1,264 @@
+//! The host's own work under attack: a greedy plugin (`tests/plugins/greedy`)
+//! and greedy arguments try to make the host spend unbounded memory or CPU
+//! outside the sandbox (schema validation, regexes, violation lists, output
+//! shaping, tool metadata). Each test proves the work is refused with an
+//! error naming the bound, that the host's peak RSS stays under 512 MiB and
+//! `ping` answers within 100 ms meanwhile, and that calls still succeed after.
+
+mod support;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::{PATIENCE, Server, example, first_text, fixture, folder_with, write_file};
+use tempfile::TempDir;
+
+const REVISION: &str = "2025-11-25";
+const MIB: u64 = 1 << 20;
+/// The host's peak RSS stays under this, whatever the attack.
+const MAX_PEAK_RSS: u64 = 512 * MIB;
+/// `ping` answers within this while an attack runs.
+const MAX_PING: Duration = Duration::from_millis(100);
+
+/// A folder holding `calc.wasm` and `greedy.wasm`, the latter with a
+/// manifest that sets its mode (see the plugin's documentation).
+fn greedy_folder(mode: Option<&str>) -> TempDir {
+    let dir = folder_with(&[
+        ("calc.wasm", &example("calc")),
+        ("greedy.wasm", &fixture("greedy")),
+    ]);
+    if let Some(mode) = mode {
+        write_file(
+            dir.path(),
+            "greedy.toml",
+            &format!("[env]\nset = {{ GREEDY_MODE = \"{mode}\" }}\n"),
+        );
+    }
+    dir
+}
+
+fn serve(dir: &Path) -> Server {
+    Server::initialized(dir, REVISION)
+}
+
+/// Sends `tools/call` for `tool`, and a `ping` at once and every 20 ms until
+/// the call is answered. Returns the call's result and the slowest ping.
+fn call_while_pinging(server: &mut Server, tool: &str, arguments: Value) -> (Value, Duration) {
+    let call = server.send_request(
+        "tools/call",
+        json!({ "name": tool, "arguments": arguments }),
+    );
+    let mut pings: HashMap<i64, Instant> = HashMap::new();
+    let mut slowest = Duration::ZERO;
+    let mut answer = None;
+    let deadline = Instant::now() + PATIENCE;
+    let mut next_ping = Instant::now();
+    while answer.is_none() || !pings.is_empty() {
+        assert!(Instant::now() < deadline, "no answer within {PATIENCE:?}");
+        if answer.is_none() && Instant::now() >= next_ping {
+            let id = server.send_request("ping", json!({}));
+            pings.insert(id.as_i64().unwrap(), Instant::now());
+            next_ping = Instant::now() + Duration::from_millis(20);
+        }
+        let Some(message) = server.recv_within(Duration::from_millis(5)) else {
+            continue;
+        };
+        if message.get("id") == Some(&call) {
+            answer = Some(message);
+        } else if let Some(sent) = message["id"].as_i64().and_then(|id| pings.remove(&id)) {
+            slowest = slowest.max(sent.elapsed());
+        } else if message.get("method").is_none() {
+            panic!("unexpected message: {message}");
+        }
+    }
+    let answer = answer.unwrap();
+    let result = answer
+        .get("result")
+        .unwrap_or_else(|| panic!("tools/call failed: {answer}"))
+        .clone();
+    (result, slowest)
+}
+
+/// The call was refused with a tool execution error containing `needle`,
+/// `ping` stayed fast, and the host's memory stayed bounded.
+fn assert_bounded(server: &Server, result: &Value, slowest_ping: Duration, needle: &str) {
+    assert_eq!(result["isError"], true, "{}", brief(result));
+    let text = first_text(result);
+    assert!(text.contains(needle), "{needle:?} not in {}", brief(result));
+    assert!(
+        slowest_ping < MAX_PING,
+        "ping took {slowest_ping:?} during the attack"
+    );
+    let peak = server.peak_rss_bytes();
+    assert!(peak < MAX_PEAK_RSS, "peak RSS {} MiB", peak / MIB);
+}
+
+/// Calls keep succeeding after an attack, the greedy plugin's and others'.
+fn assert_still_serves(server: &mut Server) {
+    let sum = server.call("add", json!({ "a": 2, "b": 3 }));
+    assert_eq!(first_text(&sum), "5", "{sum}");
+}
+
+fn brief(value: &Value) -> String {
+    let text = value.to_string();
+    if text.len() > 2000 {
+        format!("{}… ({} bytes)", &text[..2000], text.len())
+    } else {
+        text
+    }
+}
+
+/// `{"x": {"x": ... leaf ...}}`, `depth` levels deep.
+fn nested(depth: usize, leaf: Value) -> Value {
+    (0..depth).fold(leaf, |inner, _| json!({ "x": inner }))
+}
+
+#[test]
+fn schemas_whose_references_double_at_every_level_are_refused_at_load() {
+    for (mode, tool, which) in [
+        ("chain", "chain", "input schema"),
+        ("chain_output", "chain_output", "output schema"),
+    ] {
+        let dir = greedy_folder(Some(mode));
+        let started = Instant::now();
+        let mut server = serve(dir.path());
+        let names = server.tool_names();
+        assert!(names.contains(&"add".to_string()), "{names:?}");
+        assert!(!names.contains(&tool.to_string()), "{names:?}");
+        let stderr = server.stderr_containing(&format!("tool `{tool}`: {which}: at /$defs/d7"));
+        assert!(
+            stderr.contains("its references expand to more than 100000 subschemas"),
+            "{stderr}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(20));
+        assert!(server.peak_rss_bytes() < MAX_PEAK_RSS);
+        assert_still_serves(&mut server);
+    }
+}
+
+#[test]
+fn arguments_whose_validation_would_explode_are_refused_unvalidated() {
+    let dir = greedy_folder(None);
+    let mut server = serve(dir.path());
+    // Each level of the value doubles the subschemas applied to the next:
+    // 2^40 of them at the leaf.
+    let (result, ping) = call_while_pinging(&mut server, "nested", nested(40, json!("leaf")));
+    assert_bounded(
+        &server,
+        &result,
+        ping,
+        "validation budget of 4,000,000 work units",
+    );
+    // A shallow value is validated as usual, violations and all.
+    let shallow = server.call("nested", nested(3, json!("leaf")));
+    assert!(
+        first_text(&shallow).starts_with("Invalid arguments for tool `nested`"),
+        "{shallow}"
+    );
+    assert_still_serves(&mut server);
+}
+
+#[test]
+fn structured_content_whose_validation_would_explode_is_refused_unvalidated() {
+    let dir = greedy_folder(None);
+    let mut server = serve(dir.path());
+    let (result, ping) = call_while_pinging(&mut server, "nested_output", json!({ "count": 40 }));
+    assert_bounded(
+        &server,
+        &result,
+        ping,
+        "validation budget of 4,000,000 work units",
+    );
+    assert_still_serves(&mut server);
+}
+
+#[test]
+fn a_backtracking_pattern_costs_little_however_many_strings_it_meets() {
+    let dir = greedy_folder(None);
+    let mut server = serve(dir.path());
+    let evil: Vec<String> = (0..500)
+        .map(|i| format!("{}!{i}", "a".repeat(30)))
+        .collect();
+    let started = Instant::now();
+    let (result, ping) = call_while_pinging(&mut server, "patterned", json!({ "s": evil }));
+    assert_bounded(&server, &result, ping, "and 480 more");
+    let (result, ping) =
+        call_while_pinging(&mut server, "patterned_output", json!({ "count": 500 }));
+    assert_bounded(&server, &result, ping, "does not match its output schema");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_still_serves(&mut server);
+}
+
+#[test]
+fn violation_lists_are_capped_in_count_and_size() {
+    let dir = greedy_folder(None);
+    let mut server = serve(dir.path());
+    // 2 MiB of strings where integers belong: 20,000 violations.
+    let strings = vec!["x".repeat(100); 20_000];
+    let (result, ping) = call_while_pinging(&mut server, "integers", json!({ "list": strings }));
+    assert_bounded(&server, &result, ping, "- and 19980 more");
+    let text = first_text(&result);
+    assert!(text.len() < 16 * 1024, "{} bytes of error text", text.len());
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("- /list/")).count(),
+        20
+    );
+    assert_still_serves(&mut server);
+}
+
+#[test]
+fn annotations_count_toward_the_output_limit() {
+    let dir = greedy_folder(None);
+    let mut server = serve(dir.path());
+    // 10 million audience roles: 10 MB from the guest, ~114 MiB as JSON.
+    let (result, ping) =
+        call_while_pinging(&mut server, "annotated", json!({ "roles": 10_000_000 }));
+    assert_bounded(&server, &result, ping, "more than the limit of 4 MiB");
+    // A 64 MiB `lastModified`.
+    let (result, ping) = call_while_pinging(&mut server, "annotated", json!({ "mib": 64 }));
+    assert_bounded(&server, &result, ping, "more than the limit of 4 MiB");
+    let fine = server.call("annotated", json!({ "roles": 2 }));
+    assert_eq!(
+        fine["content"][0]["annotations"]["audience"],
+        json!(["user", "user"])
+    );
+    assert_still_serves(&mut server);
+}
+
+#[test]
+fn tool_metadata_is_bounded_by_the_host_memory_it_takes() {
+    // 50 tools with two 250 KiB schemas: 25 MB of text, which held 1.3 GB of
+    // host memory once parsed and compiled.
+    let dir = greedy_folder(Some("metadata"));
+    let mut server = serve(dir.path());
+    let names = server.tool_names();
+    assert!(
+        !names.iter().any(|name| name.starts_with("wide_")),
+        "{names:?}"
+    );
+    let stderr = server.stderr_containing("more than the metadata limit of 32 MiB");
+    assert!(
+        stderr.contains("raise `metadata` in the manifest"),
+        "{stderr}"
+    );
+    let peak = server.peak_rss_bytes();
+    assert!(peak < MAX_PEAK_RSS, "peak RSS {} MiB", peak / MIB);
+    assert!(server.request("ping", json!({}))["result"].is_object());
+    assert_still_serves(&mut server);
+}
+
+#[test]
+fn an_oversized_icon_is_refused_at_load() {
+    let dir = greedy_folder(Some("icon"));
+    let mut server = serve(dir.path());
+    assert!(!server.tool_names().contains(&"iconic".to_string()));
+    server.stderr_containing("tool `iconic`: icon source is longer than 65536 bytes");
+    assert!(server.peak_rss_bytes() < MAX_PEAK_RSS);
+    assert_still_serves(&mut server);
+}
