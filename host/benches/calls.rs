@@ -16,11 +16,13 @@
 //! Environment: `CALLS_SEQUENTIAL` (default 2000 calls), `CALLS_PIPELINED`
 //! (default 4000 calls), `CALLS_RUNS` (startup and reload runs, default 7;
 //! at most 3 for the slow 20-plugin cold start), `CALLS_SECTIONS` (a comma
-//! list of `calls`, `languages`, `startup`, `reload`, `fuel`, `wake`; default
+//! list of `calls`, `budgets`, `languages`, `startup`, `reload`, `fuel`, `wake`; default
 //! all of them; the floors always run), `CALLS_WRAP` (a command the server runs under, such
 //! as a script that starts `perf record -- "$@"`, for profiling), `CALLS_GAP_US`
 //! (a sleep before each in-process call, floor included: how much slower a
-//! call is when the thread was idle, as a server's is between requests).
+//! call is when the thread was idle, as a server's is between requests),
+//! `CALLS_BASELINE` (another build of `corral`, which the budgets section
+//! compares this one with).
 //!
 //! Besides latencies, the calls section reports the CPU time the server (and
 //! the echo child) spends per request, from `/proc/PID/task/*/schedstat`: a
@@ -331,13 +333,18 @@ fn echo_client() -> Client {
 
 /// `corral serve DIR ARGS...`, its stderr (the audit log) into `log`.
 fn corral_client(dir: &Path, args: &[&str], log: &Path) -> Client {
+    corral_client_of(Path::new(env!("CARGO_BIN_EXE_corral")), dir, args, log)
+}
+
+/// [`corral_client`] with the binary `bin` (another build, for a baseline).
+fn corral_client_of(bin: &Path, dir: &Path, args: &[&str], log: &Path) -> Client {
     let mut command = match std::env::var_os("CALLS_WRAP") {
         Some(wrapper) => {
             let mut command = Command::new(wrapper);
-            command.arg(env!("CARGO_BIN_EXE_corral"));
+            command.arg(bin);
             command
         }
-        None => Command::new(env!("CARGO_BIN_EXE_corral")),
+        None => Command::new(bin),
     };
     command
         .arg("serve")
@@ -352,8 +359,13 @@ fn corral_client(dir: &Path, args: &[&str], log: &Path) -> Client {
 /// `corral serve DIR` with the server-wide rate limit lifted (the plugin's
 /// own is lifted by its manifest), so that calls are measured, not refused.
 fn unthrottled_client(dir: &Path, cache: &Path, log: &Path) -> Client {
+    unthrottled_client_of(Path::new(env!("CARGO_BIN_EXE_corral")), dir, cache, log)
+}
+
+fn unthrottled_client_of(bin: &Path, dir: &Path, cache: &Path, log: &Path) -> Client {
     let cache = cache.to_str().unwrap();
-    corral_client(
+    corral_client_of(
+        bin,
         dir,
         &["--global-rate", "1000000", "--cache-dir", cache],
         log,
@@ -745,6 +757,99 @@ fn host_sequential(calc: &Path, calls: usize) -> Latencies {
 }
 
 // ---------------------------------------------------------------------------
+// What the host budgets cost.
+
+/// The budgets section. In process: the validation budget's own work on
+/// `add`'s path (counting the arguments' cost on the schema's shape) next
+/// to the whole `Plugin::call`. With `CALLS_BASELINE` naming another build
+/// of `corral` (one without the budgets): the sequential and pipelined
+/// `add` figures of both binaries, interleaved round by round on the same
+/// machine, and their ratios.
+fn budgets(calc: &Path, sequential_calls: usize, pipelined_calls: usize, log: &Path) {
+    println!("== budgets: their cost on calc `add`");
+    let dir = calc_folder(calc, 1);
+    support::write_file(dir.path(), "calc.toml", "[limits]\nrate = 1000000\n");
+    let host = host_sequential(&dir.path().join("calc.wasm"), sequential_calls);
+    let schema = runtime().block_on(async {
+        let sandbox = corral::plugin::Sandbox::new(Default::default()).unwrap();
+        let plugin = corral::plugin::Plugin::load(&sandbox, &dir.path().join("calc.wasm"))
+            .await
+            .unwrap();
+        let add = plugin.tools().find(|t| t.name == "add").unwrap();
+        corral::schema::Schema::compile_object_schema(&add.input_schema).unwrap()
+    });
+    let arguments = json!({ "a": 1.0, "b": 2.0 });
+    let budget = 4_000_000;
+    let rounds = 200_000u32;
+    let started = Instant::now();
+    for _ in 0..rounds {
+        let cost = schema
+            .cost(std::hint::black_box(&arguments), budget)
+            .unwrap();
+        std::hint::black_box(cost);
+    }
+    let counting = started.elapsed() / rounds;
+    println!(
+        "{:<44} {} ns ({:.2}% of Plugin::call's p50 {})",
+        "counting the arguments' cost",
+        counting.as_nanos(),
+        counting.as_secs_f64() / host.p50().as_secs_f64() * 100.0,
+        us(host.p50())
+    );
+    let Some(baseline) = std::env::var_os("CALLS_BASELINE") else {
+        println!("(set CALLS_BASELINE=/path/to/an/older/corral to compare whole calls)");
+        println!();
+        return;
+    };
+    let baseline = PathBuf::from(baseline);
+    let this = PathBuf::from(env!("CARGO_BIN_EXE_corral"));
+    let mut figures: [[Vec<f64>; 3]; 2] = Default::default();
+    for _round in 0..3 {
+        for (which, bin) in [&this, &baseline].into_iter().enumerate() {
+            let cache = tempfile::tempdir().unwrap();
+            let mut server = unthrottled_client_of(bin, dir.path(), cache.path(), log);
+            server.initialize();
+            check_add(&server.result("tools/call", &add_params(0)), 0);
+            let (latencies, cpu) = with_cpu_per_request(&mut server, sequential_calls, sequential);
+            let window = pipelined(&mut server, pipelined_calls, WINDOW);
+            let f = &mut figures[which];
+            f[0].push(latencies.p50().as_secs_f64() * 1e6);
+            f[1].push(cpu.as_secs_f64() * 1e6);
+            f[2].push(window);
+        }
+    }
+    let median_of = |mut values: Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        values[values.len() / 2]
+    };
+    let [this, base] = figures.map(|f| f.map(|values| median_of(values)));
+    println!(
+        "{:<44} p50 {:.1} µs vs {:.1} µs: {:.3}x",
+        "sequential tools/call, this vs baseline",
+        this[0],
+        base[0],
+        this[0] / base[0]
+    );
+    println!(
+        "{:<44} {:.1} µs vs {:.1} µs: {:.3}x",
+        "  server's CPU time per call",
+        this[1],
+        base[1],
+        this[1] / base[1]
+    );
+    let ratio = base[2] / this[2];
+    println!(
+        "{:<44} {:.0} vs {:.0} calls/s: {:.3}x the time per call (target <= 1.05x: {})",
+        "16 in flight, this vs baseline",
+        this[2],
+        base[2],
+        ratio,
+        met(ratio <= 1.05)
+    );
+    println!();
+}
+
+// ---------------------------------------------------------------------------
 // Startup and reload.
 
 /// A folder holding `copies` copies of calc (`calc.wasm`, or `calc01.wasm`...).
@@ -923,6 +1028,10 @@ fn main() {
         );
         drop(server);
         println!();
+    }
+
+    if wants("budgets") {
+        budgets(&calc, sequential_calls, pipelined_calls, &log);
     }
 
     // One example tool per language.
