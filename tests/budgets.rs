@@ -8,11 +8,16 @@
 mod support;
 
 use std::collections::HashMap;
+use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{PATIENCE, Server, example, first_text, fixture, folder_with, write_file};
+use support::{
+    PATIENCE, Server, example, first_text, fixture, folder_with, proc_status_bytes, test_cache_dir,
+    write_file,
+};
 use tempfile::TempDir;
 
 const REVISION: &str = "2025-11-25";
@@ -46,10 +51,16 @@ fn serve(dir: &Path) -> Server {
 /// Sends `tools/call` for `tool`, and a `ping` at once and every 20 ms until
 /// the call is answered. Returns the call's result and the slowest ping.
 fn call_while_pinging(server: &mut Server, tool: &str, arguments: Value) -> (Value, Duration) {
-    let call = server.send_request(
-        "tools/call",
-        json!({ "name": tool, "arguments": arguments }),
-    );
+    let params = json!({ "name": tool, "arguments": arguments });
+    let (result, slowest, _) = request_while_pinging(server, params);
+    (result, slowest)
+}
+
+/// [`call_while_pinging`] with the whole `tools/call` params; also returns
+/// the notifications that came meanwhile.
+fn request_while_pinging(server: &mut Server, params: Value) -> (Value, Duration, Vec<Value>) {
+    let call = server.send_request("tools/call", params);
+    let mut notifications = Vec::new();
     let mut pings: HashMap<i64, Instant> = HashMap::new();
     let mut slowest = Duration::ZERO;
     let mut answer = None;
@@ -69,7 +80,9 @@ fn call_while_pinging(server: &mut Server, tool: &str, arguments: Value) -> (Val
             answer = Some(message);
         } else if let Some(sent) = message["id"].as_i64().and_then(|id| pings.remove(&id)) {
             slowest = slowest.max(sent.elapsed());
-        } else if message.get("method").is_none() {
+        } else if message.get("method").is_some() {
+            notifications.push(message);
+        } else {
             panic!("unexpected message: {message}");
         }
     }
@@ -78,7 +91,7 @@ fn call_while_pinging(server: &mut Server, tool: &str, arguments: Value) -> (Val
         .get("result")
         .unwrap_or_else(|| panic!("tools/call failed: {answer}"))
         .clone();
-    (result, slowest)
+    (result, slowest, notifications)
 }
 
 /// The call was refused with a tool execution error containing `needle`,
@@ -261,4 +274,134 @@ fn an_oversized_icon_is_refused_at_load() {
     server.stderr_containing("tool `iconic`: icon source is longer than 65536 bytes");
     assert!(server.peak_rss_bytes() < MAX_PEAK_RSS);
     assert_still_serves(&mut server);
+}
+
+#[test]
+fn progress_and_log_floods_are_capped_per_call() {
+    let dir = greedy_folder(None);
+    let mut server = serve(dir.path());
+    server.result("logging/setLevel", json!({ "level": "debug" }));
+    // 2,000 progress reports and 2,000 log messages of 16 KiB each: 64 MB.
+    let params = json!({
+        "name": "chatty",
+        "arguments": { "count": 2000, "kib": 16 },
+        "_meta": { "progressToken": "flood" }
+    });
+    let (result, ping, notifications) = request_while_pinging(&mut server, params);
+    assert_eq!(
+        result["structuredContent"]["reported"],
+        2000,
+        "{}",
+        brief(&result)
+    );
+    assert!(ping < MAX_PING, "ping took {ping:?} during the flood");
+    let bytes: usize = notifications.iter().map(|n| n.to_string().len()).sum();
+    assert!(bytes < 2 * MIB as usize, "{bytes} bytes of notifications");
+    let progress = notifications
+        .iter()
+        .filter(|n| n["method"] == "notifications/progress")
+        .count();
+    assert!(
+        (1..=1000).contains(&progress),
+        "{progress} progress notifications"
+    );
+    server.stderr_containing("of log and progress messages in one call; dropping the rest");
+    assert!(server.peak_rss_bytes() < MAX_PEAK_RSS);
+    assert_still_serves(&mut server);
+}
+
+/// A server whose stdout the test reads only when it chooses to.
+struct Unread {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+    stderr: std::path::PathBuf,
+}
+
+impl Drop for Unread {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn notifications_for_a_client_that_does_not_read_are_dropped_not_queued() {
+    let dir = greedy_folder(None);
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_corral"))
+        .arg("serve")
+        .arg(dir.path())
+        .env("CORRAL_LOG", "info")
+        .env("CORRAL_CACHE_DIR", test_cache_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(log.reopen().unwrap())
+        .spawn()
+        .unwrap();
+    let mut server = Unread {
+        stdin: child.stdin.take().unwrap(),
+        stdout: BufReader::new(child.stdout.take().unwrap()),
+        child,
+        stderr: log.path().to_owned(),
+    };
+    let mut send = |message: Value| {
+        writeln!(server.stdin, "{message}").unwrap();
+    };
+    send(
+        json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": REVISION, "capabilities": {},
+        "clientInfo": { "name": "corral-tests", "version": "0" } } }),
+    );
+    send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    send(
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": { "level": "debug" } }),
+    );
+    // 30 calls, each allowed 1 MiB of notifications: 30 MiB, unread.
+    let calls = 30;
+    for i in 0..calls {
+        send(
+            json!({ "jsonrpc": "2.0", "id": 100 + i, "method": "tools/call", "params": {
+            "name": "chatty", "arguments": { "count": 2000, "kib": 16 },
+            "_meta": { "progressToken": i } } }),
+        );
+    }
+    // Every call ends (the audit log says so) while nothing is read.
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let stderr = std::fs::read_to_string(&server.stderr).unwrap();
+        if stderr.matches("tool=chatty").count() >= calls as usize {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the calls did not end:\n{stderr}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let peak = proc_status_bytes(server.child.id(), "VmHWM");
+    assert!(peak < MAX_PEAK_RSS, "peak RSS {} MiB", peak / MIB);
+    // Now read: every response is there; the notifications past 16 MiB of
+    // backlog were dropped.
+    let mut responses = 0;
+    let mut notification_bytes = 0;
+    let mut line = String::new();
+    while responses < calls + 2 {
+        line.clear();
+        server.stdout.read_line(&mut line).unwrap();
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message.get("id").is_some() {
+            assert!(message.get("result").is_some(), "{}", brief(&message));
+            responses += 1;
+        } else {
+            notification_bytes += line.len();
+        }
+    }
+    assert!(
+        notification_bytes < 20 * MIB as usize,
+        "{} MiB of notifications were queued",
+        notification_bytes as u64 / MIB
+    );
+    let stderr = std::fs::read_to_string(&server.stderr).unwrap();
+    assert!(stderr.contains("the client is not reading"), "{stderr}");
 }

@@ -22,7 +22,9 @@
 //! `MAX_REQUESTS_RUNNING` requests run), stdin is not read until the client
 //! has read half of them (or some requests end): a client that never reads
 //! is held back by its own full pipe, as with any line protocol, instead of
-//! growing the server's memory without limit.
+//! growing the server's memory without limit. Calls already running go on
+//! reporting progress and logging meanwhile: while that much waits, those
+//! notifications are dropped instead of queued (responses never are).
 //!
 //! When the input closes, work in flight finishes, its responses are
 //! written, and [`serve`] returns.
@@ -49,6 +51,35 @@ const BACKLOG_PAUSE: usize = 16 << 20;
 /// until one ends. Far above what tools can run at once (each plugin's
 /// concurrency limit refuses more, and the sandbox has 256 instance slots).
 const MAX_REQUESTS_RUNNING: usize = 1024;
+
+/// Whether `message` may be dropped when the client is behind: a progress or
+/// log notification, which a running call may send any number of.
+fn droppable(message: &Value) -> bool {
+    matches!(
+        message.get("method").and_then(Value::as_str),
+        Some("notifications/progress" | "notifications/message")
+    )
+}
+
+/// Counts notifications dropped because the client was behind, and warns
+/// the first time in each stretch of dropping.
+#[derive(Default)]
+struct Dropped(AtomicBool);
+
+impl Dropped {
+    fn one(&self) {
+        if !self.0.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                "the client is not reading: progress and log notifications are dropped while {} MiB of output waits",
+                BACKLOG_PAUSE >> 20
+            );
+        }
+    }
+
+    fn caught_up(&self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
+}
 
 /// Serves MCP on the process's stdin and stdout until stdin closes.
 pub async fn serve_stdio<H: ToolHost>(host: Arc<H>, options: ServerOptions) -> Result<()> {
@@ -96,7 +127,13 @@ where
     };
     let outbox: Outbox = {
         let unsent = unsent.clone();
+        let dropped = Dropped::default();
         Arc::new(move |message| {
+            if unsent.bytes.load(Ordering::Relaxed) < BACKLOG_PAUSE {
+                dropped.caught_up();
+            } else if droppable(&message) {
+                return dropped.one();
+            }
             let line = line_of(&message);
             unsent.bytes.fetch_add(line.len(), Ordering::Relaxed);
             // Fails only once the writer is gone (the client closed its end).
@@ -304,7 +341,10 @@ mod pipe {
     use tokio::io::unix::AsyncFd;
     use tokio::sync::Notify;
 
-    use super::{BACKLOG_PAUSE, Lines, MAX_REQUESTS_RUNNING, Outbox, Session, ToolHost, line_of};
+    use super::{
+        BACKLOG_PAUSE, Dropped, Lines, MAX_REQUESTS_RUNNING, Outbox, Session, ToolHost, droppable,
+        line_of,
+    };
 
     /// How long the end of the session waits for a client that does not
     /// read the last answers.
@@ -471,7 +511,15 @@ mod pipe {
     impl PipeWriter {
         pub fn outbox(self: &Arc<Self>) -> Outbox {
             let writer = self.clone();
-            Arc::new(move |message| writer.write(line_of(&message)))
+            let dropped = Dropped::default();
+            Arc::new(move |message| {
+                if writer.backlog.lock().unwrap().unsent() < BACKLOG_PAUSE {
+                    dropped.caught_up();
+                } else if droppable(&message) {
+                    return dropped.one();
+                }
+                writer.write(line_of(&message))
+            })
         }
 
         fn write(self: &Arc<Self>, line: Vec<u8>) {

@@ -283,9 +283,10 @@ impl Plugin {
     /// Checks a successful result's structured content against the tool's
     /// output schema, within the validation budget.
     async fn check_structured(&self, tool: &CheckedTool, mut output: CallOutput) -> CallOutput {
-        let (Some(schema), Some(structured), false) =
-            (&tool.output, output.structured.take(), output.is_error)
-        else {
+        let Some(schema) = tool.output.as_ref().filter(|_| !output.is_error) else {
+            return output;
+        };
+        let Some(structured) = output.structured.take() else {
             return output;
         };
         let name = &tool.def.name;

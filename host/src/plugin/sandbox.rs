@@ -38,8 +38,17 @@ const CAPTURE_BYTES: usize = 64 * 1024;
 /// Log messages a single call may send through `host.log`; the rest are dropped.
 const MAX_LOG_EVENTS: u32 = 1_000;
 
-/// Longest log message passed on, in bytes.
+/// Progress reports a single call may send through `host.progress`; the
+/// rest are dropped.
+const MAX_PROGRESS_EVENTS: u32 = 1_000;
+
+/// Longest log or progress message passed on, in bytes.
 const MAX_LOG_MESSAGE: usize = 16 * 1024;
+
+/// Bytes of log and progress messages a single call may send in all; the
+/// rest are dropped. Each becomes a notification the transport queues for
+/// the client, so this bounds what one call can make the host hold.
+const MAX_EVENT_BYTES: usize = 1 << 20;
 
 /// Instances the pooling allocator holds slots for. Concurrent calls beyond
 /// this fail with a clear error rather than exhausting host memory.
@@ -377,6 +386,8 @@ impl Sandbox {
             plugin: plugin.clone(),
             events,
             log_events: 0,
+            progress_events: 0,
+            event_bytes: 0,
             stdout,
             stderr,
             http_ctx: WasiHttpCtx::new(),
@@ -472,6 +483,9 @@ pub struct CallState {
     plugin: Arc<str>,
     events: Option<EventSink>,
     log_events: u32,
+    progress_events: u32,
+    /// Bytes of log and progress messages sent so far.
+    event_bytes: usize,
     stdout: Captured,
     stderr: Captured,
     http_ctx: WasiHttpCtx,
@@ -496,6 +510,27 @@ impl CallState {
         if let Some(events) = &self.events {
             events(event);
         }
+    }
+
+    /// Counts an event of `kind`, the `count`th of its kind, carrying
+    /// `bytes` of message; false once the call is past either budget (with
+    /// a warning the first time).
+    fn within_event_budget(&mut self, kind: &str, count: u32, max: u32, bytes: usize) -> bool {
+        let before = self.event_bytes;
+        self.event_bytes = before.saturating_add(bytes);
+        if count > max {
+            if count == max + 1 {
+                tracing::warn!(plugin = %self.plugin, "more than {max} {kind} messages in one call; dropping the rest");
+            }
+            return false;
+        }
+        if self.event_bytes > MAX_EVENT_BYTES {
+            if before <= MAX_EVENT_BYTES {
+                tracing::warn!(plugin = %self.plugin, "more than {} of log and progress messages in one call; dropping the rest", human_bytes(MAX_EVENT_BYTES));
+            }
+            return false;
+        }
+        true
     }
 }
 
@@ -522,14 +557,11 @@ impl types::Host for CallState {}
 
 impl bindings::corral::plugin::host::Host for CallState {
     fn log(&mut self, level: types::LogLevel, mut message: String) {
-        self.log_events += 1;
-        if self.log_events > MAX_LOG_EVENTS {
-            if self.log_events == MAX_LOG_EVENTS + 1 {
-                tracing::warn!(plugin = %self.plugin, "more than {MAX_LOG_EVENTS} log messages in one call; dropping the rest");
-            }
+        self.log_events = self.log_events.saturating_add(1);
+        truncate_utf8(&mut message, MAX_LOG_MESSAGE);
+        if !self.within_event_budget("log", self.log_events, MAX_LOG_EVENTS, message.len()) {
             return;
         }
-        truncate_utf8(&mut message, MAX_LOG_MESSAGE);
         let level = LogLevel::from(level);
         match level {
             LogLevel::Debug => tracing::debug!(plugin = %self.plugin, "{message}"),
@@ -541,10 +573,15 @@ impl bindings::corral::plugin::host::Host for CallState {
     }
 
     fn progress(&mut self, done: f64, total: Option<f64>, message: Option<String>) {
+        self.progress_events = self.progress_events.saturating_add(1);
         let message = message.map(|mut m| {
             truncate_utf8(&mut m, MAX_LOG_MESSAGE);
             m
         });
+        let bytes = message.as_ref().map_or(0, String::len);
+        if !self.within_event_budget("progress", self.progress_events, MAX_PROGRESS_EVENTS, bytes) {
+            return;
+        }
         self.emit(CallEvent::Progress {
             done,
             total,
@@ -634,6 +671,8 @@ fn truncate_utf8(text: &mut String, max: usize) {
         }
         text.truncate(end);
         text.push_str("… (truncated)");
+        // The guest's string may have been megabytes: keep none of it.
+        text.shrink_to_fit();
     }
 }
 

@@ -16,7 +16,8 @@
 
 wit_bindgen::generate!({ world: "plugin", path: "../../../wit" });
 
-use corral::plugin::types::{Annotations, Content, Role, TextContent};
+use corral::plugin::host;
+use corral::plugin::types::{Annotations, Content, LogLevel, Role, TextContent};
 use exports::corral::plugin::tools::{CallResult, Guest, Icon, Tool};
 
 const NO_ARGS: &str = r#"{"type":"object"}"#;
@@ -31,8 +32,9 @@ const PATTERNED: &str = r#"{"type":"object","properties":{"s":{"type":"array","i
 const INTEGERS: &str =
     r#"{"type":"object","properties":{"list":{"type":"array","items":{"type":"integer"}}}}"#;
 
-/// `{"count": N}`, and for `annotated`, `{"roles": N}` or `{"mib": N}`.
-const COUNT: &str = r#"{"type":"object","properties":{"count":{"type":"integer","minimum":0},"roles":{"type":"integer","minimum":0},"mib":{"type":"integer","minimum":0}}}"#;
+/// `{"count": N}`; for `annotated`, `{"roles": N}` or `{"mib": N}`; for
+/// `chatty`, `{"count": N, "kib": K}`.
+const COUNT: &str = r#"{"type":"object","properties":{"count":{"type":"integer","minimum":0},"roles":{"type":"integer","minimum":0},"mib":{"type":"integer","minimum":0},"kib":{"type":"integer","minimum":0}}}"#;
 
 struct Greedy;
 
@@ -134,6 +136,7 @@ impl Guest for Greedy {
                 tool("patterned_output", COUNT, Some(PATTERNED)),
                 tool("integers", INTEGERS, None),
                 tool("annotated", COUNT, None),
+                tool("chatty", COUNT, None),
             ],
         }
     }
@@ -169,6 +172,17 @@ impl Guest for Greedy {
                     structured_content: None,
                     is_error: false,
                 }
+            }
+            // `count` progress reports and as many log messages, each
+            // carrying `kib` KiB.
+            "chatty" => {
+                let count = number(&arguments, "count");
+                let message = "m".repeat(number(&arguments, "kib") << 10);
+                for done in 0..count {
+                    host::progress(done as f64, Some(count as f64), Some(&message));
+                    host::log(LogLevel::Info, &message);
+                }
+                structured(format!(r#"{{"reported":{count}}}"#))
             }
             _ => unreachable!("the host only calls declared tools"),
         }
