@@ -405,3 +405,52 @@ fn notifications_for_a_client_that_does_not_read_are_dropped_not_queued() {
     let stderr = std::fs::read_to_string(&server.stderr).unwrap();
     assert!(stderr.contains("the client is not reading"), "{stderr}");
 }
+
+#[test]
+fn batches_are_bounded_in_length_and_in_what_their_answer_holds() {
+    let dir = greedy_folder(Some("wide"));
+    let mut server = Server::start(dir.path());
+    server.initialize("2025-03-26");
+    assert_eq!(server.all_tools().len(), 6 + 8);
+    let pings: Vec<Value> = (0..257)
+        .map(|i| json!({ "jsonrpc": "2.0", "id": i, "method": "ping" }))
+        .collect();
+    server.send(&json!(pings));
+    let refused = server.recv();
+    assert_eq!(refused["error"]["code"], -32600, "{}", brief(&refused));
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("at most 256 messages; this one holds 257"),
+        "{message}"
+    );
+    // 256 lists of 14 tools with large schemas: gigabytes, held whole until
+    // the last one is answered, without a bound.
+    let lists: Vec<Value> = (0..256)
+        .map(|i| json!({ "jsonrpc": "2.0", "id": 1000 + i, "method": "tools/list" }))
+        .collect();
+    server.send(&json!(lists));
+    let answer = server.recv();
+    let responses = answer
+        .as_array()
+        .unwrap_or_else(|| panic!("{}", brief(&answer)));
+    assert_eq!(responses.len(), 256);
+    let listed = responses
+        .iter()
+        .filter(|r| r.get("result").is_some())
+        .count();
+    let refused: Vec<_> = responses
+        .iter()
+        .filter(|r| r.get("error").is_some())
+        .collect();
+    assert!(listed >= 1, "{}", brief(&answer));
+    assert_eq!(listed + refused.len(), 256);
+    assert!(!refused.is_empty(), "every list fit");
+    let message = refused[0]["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("past 64 MiB; send the request on its own"),
+        "{message}"
+    );
+    let peak = server.peak_rss_bytes();
+    assert!(peak < MAX_PEAK_RSS, "peak RSS {} MiB", peak / MIB);
+    assert!(server.request("ping", json!({}))["result"].is_object());
+}

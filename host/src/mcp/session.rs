@@ -44,7 +44,7 @@
 //!   input closes.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use base64::Engine as _;
@@ -392,7 +392,21 @@ impl<H: ToolHost> Session<H> {
             reply(jsonrpc::error_response(Value::Null, &error));
             return;
         }
+        if items.len() > MAX_BATCH_ITEMS {
+            let error = RpcError::invalid_request(format!(
+                "Invalid Request: a batch may hold at most {MAX_BATCH_ITEMS} messages; this one holds {}",
+                items.len()
+            ));
+            reply(jsonrpc::error_response(Value::Null, &error));
+            return;
+        }
         let (answers, mut collected) = mpsc::unbounded_channel();
+        // The answer is held whole until the last request ends, so what it
+        // holds is counted as each response arrives, and a response that
+        // would take it past MAX_BATCH_ANSWER_BYTES is replaced at once by an
+        // error saying so: the batch holds no more than that, however many
+        // of its requests answer at once.
+        let held = Arc::new(AtomicUsize::new(0));
         for item in items {
             match item {
                 Incoming::Request(request) if request.method == "initialize" => {
@@ -403,8 +417,9 @@ impl<H: ToolHost> Session<H> {
                 }
                 Incoming::Request(request) => {
                     let answers = answers.clone();
+                    let held = held.clone();
                     self.spawn_request(request, reply.clone(), move |response| {
-                        let _ = answers.send(response);
+                        let _ = answers.send(within_batch_budget(response, &held));
                     });
                 }
                 Incoming::Notification(notification) => self.notified(notification),
@@ -818,6 +833,57 @@ impl<H: ToolHost> Session<H> {
     }
 }
 
+/// The most messages one JSON-RPC batch may hold. Each request in it runs at
+/// once, and its answer is held until the last one ends.
+const MAX_BATCH_ITEMS: usize = 256;
+
+/// The most host memory the answer to a batch may hold (its responses as
+/// JSON values, about four times the 16 MiB of output at which stdio stops
+/// reading): the same requests sent one by one would have been answered,
+/// and their answers written, as each ended.
+const MAX_BATCH_ANSWER_BYTES: usize = 64 << 20;
+
+/// `response` if the batch's answer, holding `held` bytes, has room for it
+/// (and then counted in `held`); otherwise an error response in its place.
+fn within_batch_budget(response: Value, held: &AtomicUsize) -> Value {
+    let size = heap_bytes(&response);
+    let before = held.fetch_add(size, Ordering::Relaxed);
+    if before.saturating_add(size) <= MAX_BATCH_ANSWER_BYTES {
+        return response;
+    }
+    held.fetch_sub(size, Ordering::Relaxed);
+    let id = response.get("id").cloned().unwrap_or(Value::Null);
+    let error = RpcError::new(
+        jsonrpc::code::INTERNAL_ERROR,
+        format!(
+            "Internal error: this response would take the batch's answer past {} MiB; send the request on its own",
+            MAX_BATCH_ANSWER_BYTES >> 20
+        ),
+    );
+    jsonrpc::error_response(id, &error)
+}
+
+/// About how much heap memory `value` holds: its strings, its arrays' slots,
+/// and its objects' B-tree nodes (up to 11 entries each).
+fn heap_bytes(value: &Value) -> usize {
+    const SLOT: usize = std::mem::size_of::<Value>();
+    const ENTRY: usize = SLOT + std::mem::size_of::<String>();
+    const NODE_ENTRIES: usize = 11;
+    match value {
+        Value::String(text) => text.len(),
+        Value::Array(items) => items.len() * SLOT + items.iter().map(heap_bytes).sum::<usize>(),
+        Value::Object(map) => {
+            let nodes = map.len().div_ceil(NODE_ENTRIES);
+            nodes * NODE_ENTRIES * ENTRY
+                + map
+                    .iter()
+                    .map(|(key, inner)| key.len() + heap_bytes(inner))
+                    .sum::<usize>()
+        }
+        _ => 0,
+    }
+}
+
 /// Host memory one `tools/list` page may take for its tools: a page ends
 /// early, with a cursor, where the next tool would pass it (a page always has
 /// at least one tool). Tool definitions are large once their schemas are
@@ -868,6 +934,20 @@ mod tests {
             task_support: None,
             held_bytes,
         }
+    }
+
+    #[test]
+    fn a_batch_answer_holds_at_most_its_budget() {
+        let held = AtomicUsize::new(0);
+        let big = json!({ "jsonrpc": "2.0", "id": 7, "result": { "text": "x".repeat(40 << 20) } });
+        assert_eq!(within_batch_budget(big.clone(), &held), big);
+        let refused = within_batch_budget(big, &held);
+        assert_eq!(refused["id"], 7);
+        assert_eq!(refused["error"]["code"], jsonrpc::code::INTERNAL_ERROR);
+        assert!(held.load(Ordering::Relaxed) < MAX_BATCH_ANSWER_BYTES);
+        // Objects count their nodes, not just their text.
+        let objects = json!((0..1000).map(|i| json!({ "a": i })).collect::<Vec<_>>());
+        assert!(heap_bytes(&objects) > 1000 * 11 * 56);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! - `chain`, `chain_output`: one tool whose input (or output) schema's
 //!   references double at every level, 22 levels deep;
 //! - `metadata`: 50 tools with two schemas of about 250 KiB each;
+//! - `wide`: 8 tools with a schema of about 60 KiB each (within limits);
 //! - `icon`: a tool with a 64 MiB data: icon.
 //!
 //! Written against the raw bindings, so that every field can be abused.
@@ -117,6 +118,9 @@ impl Guest for Greedy {
                     let output = big_schema(250 << 10, "out");
                     tool(&name, &input, Some(&output))
                 })
+                .collect(),
+            Ok("wide") => (0..8)
+                .map(|i| tool(&format!("wide_{i}"), &big_schema(60 << 10, "in"), None))
                 .collect(),
             Ok("icon") => {
                 let mut with_icon = tool("iconic", NO_ARGS, None);
