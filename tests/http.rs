@@ -621,3 +621,244 @@ fn load_10000_calls_from_32_clients() {
         "10,000 calls took {elapsed:?}"
     );
 }
+
+/// Writes `request` on a fresh connection and reads until the server
+/// closes it or `within` passes: the status code and everything read, or
+/// `None` when nothing came.
+fn raw_exchange(
+    addr: std::net::SocketAddr,
+    request: &[u8],
+    within: Duration,
+) -> Option<(u16, String)> {
+    use std::io::{Read, Write};
+    let mut connection = std::net::TcpStream::connect(addr).unwrap();
+    connection.write_all(request).unwrap();
+    connection.set_read_timeout(Some(within)).unwrap();
+    let mut received = Vec::new();
+    let mut buf = [0u8; 4096];
+    let deadline = Instant::now() + within;
+    while Instant::now() < deadline {
+        match connection.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => received.extend_from_slice(&buf[..n]),
+        }
+        // One whole answer is enough: the server may keep the connection.
+        let text = String::from_utf8_lossy(&received);
+        if let Some((head, body)) = text.split_once("\r\n\r\n")
+            && let Some(length) = head.lines().find_map(|line| {
+                line.to_ascii_lowercase()
+                    .strip_prefix("content-length:")
+                    .map(|v| v.trim().to_string())
+            })
+            && body.len() >= length.parse::<usize>().unwrap_or(0)
+        {
+            break;
+        }
+    }
+    let text = String::from_utf8_lossy(&received).into_owned();
+    let status = text.split_whitespace().nth(1)?.parse().ok()?;
+    Some((status, text))
+}
+
+/// The head of a stateless `tools/list` POST with `extra` header lines.
+fn raw_post_head(addr: std::net::SocketAddr, extra: &str) -> String {
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: {STATELESS}\r\n\
+         Mcp-Method: tools/list\r\n{extra}\r\n"
+    )
+}
+
+#[test]
+fn a_body_that_never_arrives_is_timed_out() {
+    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
+    let server = HttpServer::start(folder.path(), &[]);
+    // 6 of the 1,000 bytes announced, and then nothing.
+    let mut request = raw_post_head(server.addr, "Content-Length: 1000\r\n").into_bytes();
+    request.extend_from_slice(b"{\"json");
+    let started = Instant::now();
+    let (status, text) = raw_exchange(server.addr, &request, Duration::from_secs(20))
+        .expect("no answer to a body that never arrives");
+    assert_eq!(status, 408, "{text}");
+    assert!(
+        text.contains("the body did not arrive within 10 s"),
+        "{text}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(15));
+}
+
+#[test]
+fn an_oversized_content_length_is_refused_before_the_body() {
+    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
+    let server = HttpServer::start(folder.path(), &[]);
+    let request = raw_post_head(server.addr, "Content-Length: 100000000000\r\n");
+    let started = Instant::now();
+    let (status, text) = raw_exchange(server.addr, request.as_bytes(), Duration::from_secs(5))
+        .expect("no answer to an oversized Content-Length");
+    assert_eq!(status, 413, "{text}");
+    assert!(text.contains("Payload Too Large"), "{text}");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn framing_that_rfc_9112_forbids_is_refused() {
+    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
+    let server = HttpServer::start(folder.path(), &[]);
+    let body = serde_json::to_string(&stateless_request(1, "tools/list", json!({}))).unwrap();
+    let two_hosts = raw_post_head(
+        server.addr,
+        &format!("Host: evil.example\r\nContent-Length: {}\r\n", body.len()),
+    ) + &body;
+    let (status, text) = raw_exchange(server.addr, two_hosts.as_bytes(), QUICK).unwrap();
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("more than one Host header"), "{text}");
+    let chunk = format!("{:x}\r\n{body}\r\n0\r\n\r\n", body.len());
+    for coding in ["gzip, chunked", "chunked, chunked"] {
+        let request =
+            raw_post_head(server.addr, &format!("Transfer-Encoding: {coding}\r\n")) + &chunk;
+        let (status, text) = raw_exchange(server.addr, request.as_bytes(), QUICK).unwrap();
+        assert_eq!(status, 501, "{coding}: {text}");
+    }
+    // Plain chunked is fine.
+    let request = raw_post_head(server.addr, "Transfer-Encoding: chunked\r\n") + &chunk;
+    let (status, text) = raw_exchange(server.addr, request.as_bytes(), QUICK).unwrap();
+    assert_eq!(status, 200, "{text}");
+}
+
+#[test]
+fn connections_beyond_the_limit_get_503_and_service_resumes() {
+    use std::io::Write;
+    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
+    let server = HttpServer::start(folder.path(), &["--max-connections", "20"]);
+    // 20 slow clients: headers in, a body that never comes.
+    let head = raw_post_head(server.addr, "Content-Length: 1000\r\n");
+    let slow: Vec<_> = (0..20)
+        .map(|_| {
+            let mut connection = std::net::TcpStream::connect(server.addr).unwrap();
+            connection.write_all(head.as_bytes()).unwrap();
+            connection
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    // 200 more, each refused at once with a clear 503.
+    let started = Instant::now();
+    let body = serde_json::to_string(&stateless_request(1, "tools/list", json!({}))).unwrap();
+    let list = raw_post_head(server.addr, &format!("Content-Length: {}\r\n", body.len())) + &body;
+    for _ in 0..200 {
+        let (status, text) = raw_exchange(server.addr, list.as_bytes(), QUICK)
+            .expect("no answer beyond the connection limit");
+        assert_eq!(status, 503, "{text}");
+        assert!(
+            text.to_ascii_lowercase().contains("retry-after: 1"),
+            "{text}"
+        );
+    }
+    assert!(started.elapsed() < QUICK, "{:?}", started.elapsed());
+    let descriptors = std::fs::read_dir(format!("/proc/{}/fd", server.server.pid()))
+        .unwrap()
+        .count();
+    assert!(descriptors < 100, "{descriptors} descriptors open");
+    // The slow ones time out (their bodies never came), and service resumes.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (status, _) = raw_exchange(server.addr, list.as_bytes(), QUICK).unwrap();
+        if status == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "service did not resume");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    drop(slow);
+}
+
+#[test]
+fn a_listen_stream_in_a_legacy_session_ends_with_its_connection() {
+    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
+    let server = HttpServer::start(folder.path(), &["--log-level", "debug"]);
+    let mut legacy = server.client();
+    legacy.initialize("2025-11-25");
+    let listen = stateless_request(
+        77,
+        "subscriptions/listen",
+        json!({ "notifications": { "toolsListChanged": true } }),
+    );
+    let body = serde_json::to_vec(&listen).unwrap();
+    let session = legacy.session.clone().unwrap();
+    let (status, _, mut listening) = legacy.open_stream(
+        "POST",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Mcp-Session-Id", &session),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        &body,
+    );
+    assert_eq!(status, 200);
+    let ack = listening.next_within(QUICK).expect("an acknowledgement");
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    drop(listening);
+    let stderr = server.server.stderr_containing("cancelled request 77");
+    assert!(stderr.contains("cancelling listen request 77"), "{stderr}");
+    // The session itself goes on.
+    let listed = legacy.legacy("tools/list", json!({}));
+    assert_eq!(listed.status, 200);
+}
+
+#[test]
+fn notifications_for_an_sse_stream_nobody_reads_are_dropped_not_queued() {
+    let folder = folder_with(&[("greedy.wasm", &fixture("greedy"))]);
+    let server = HttpServer::start(folder.path(), &[]);
+    let mut legacy = server.client();
+    legacy.initialize("2025-03-26");
+    legacy.legacy("logging/setLevel", json!({ "level": "debug" }));
+    // 30 calls in one batch, each allowed 1 MiB of progress and log messages.
+    let calls = 30;
+    let batch: Vec<Value> = (0..calls)
+        .map(|i| {
+            json!({ "jsonrpc": "2.0", "id": 100 + i, "method": "tools/call", "params": {
+                "name": "chatty", "arguments": { "count": 2000, "kib": 16 },
+                "_meta": { "progressToken": i } } })
+        })
+        .collect();
+    let session = legacy.session.clone().unwrap();
+    let (status, _, mut stream) = legacy.open_stream(
+        "POST",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Mcp-Session-Id", &session),
+            ("MCP-Protocol-Version", "2025-03-26"),
+        ],
+        &serde_json::to_vec(&batch).unwrap(),
+    );
+    assert_eq!(status, 200);
+    // Every call ends while the stream is not read.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while server.server.stderr().matches("tool=chatty").count() < calls as usize {
+        assert!(Instant::now() < deadline, "the calls did not end");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let peak = server.server.peak_rss_bytes();
+    assert!(peak < 512 << 20, "peak RSS {} MiB", peak >> 20);
+    let mut notification_bytes = 0;
+    let answer = loop {
+        let message = stream.next_within(QUICK).expect("the stream ended early");
+        if message.is_array() {
+            break message;
+        }
+        notification_bytes += message.to_string().len();
+    };
+    assert_eq!(answer.as_array().unwrap().len(), calls as usize);
+    // 1 MiB waited in the server; the rest, a few MiB, in the sockets'
+    // buffers. Unbounded, all 30 MiB would have waited.
+    assert!(
+        notification_bytes < 10 << 20,
+        "{} KiB of notifications were queued",
+        notification_bytes >> 10
+    );
+}

@@ -49,6 +49,10 @@ struct HttpFlags {
     /// The largest HTTP request body accepted, in bytes.
     #[arg(long, default_value_t = mcp::HttpOptions::default().max_body_bytes, value_name = "BYTES")]
     max_body_bytes: usize,
+    /// The most HTTP connections open at once; more are answered 503 and
+    /// closed.
+    #[arg(long, default_value_t = mcp::HttpOptions::default().max_connections, value_name = "N")]
+    max_connections: usize,
 }
 
 impl HttpFlags {
@@ -82,6 +86,7 @@ impl HttpFlags {
             allowed_hosts: self.allowed_hosts,
             allowed_origins: self.allowed_origins,
             max_body_bytes: self.max_body_bytes,
+            max_connections: self.max_connections.max(1),
             ..mcp::HttpOptions::default()
         }))
     }

@@ -24,7 +24,8 @@
 //!   (404 for an unknown method, 400 for bad params, versions and headers).
 //!   When the client closes the connection before its answer is complete,
 //!   the exchange's requests are cancelled (in a legacy session a closed
-//!   connection cancels nothing, as that era's spec asks).
+//!   connection cancels nothing, as that era's spec asks, but a
+//!   `subscriptions/listen` stream ends with its connection).
 //!
 //! # Responses
 //!
@@ -41,9 +42,17 @@
 //! Every request passes, in order: the Host check (DNS rebinding: on a
 //! loopback address only loopback host names, or the configured ones, are
 //! accepted), the Origin check (a browser's Origin must be a loopback origin
-//! or a configured one), and the bearer token when one is configured. Bodies
-//! are limited in size, request headers must arrive within a timeout, and
-//! the number of legacy sessions is bounded.
+//! or a configured one), and the bearer token when one is configured.
+//!
+//! What a client can make the server hold is bounded: open connections
+//! (beyond `max_connections` a connection is answered 503 and closed),
+//! request headers and bodies (each must arrive within 10 s; a body is
+//! limited in size, and an announced `Content-Length` over the limit is
+//! refused before anything is read), legacy sessions, and the progress and
+//! log notifications queued for an SSE stream its client does not read
+//! (dropped past 1 MiB; responses never are). Framing RFC 9112 forbids is
+//! refused: a second `Host` header (400), a transfer coding other than
+//! `chunked` (501).
 //!
 //! A browser page from an origin named with `--allowed-origin` may call the
 //! endpoint directly (CORS): its preflight `OPTIONS` passes the Host and
@@ -65,6 +74,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -78,8 +88,9 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use serde_json::Value;
-use tokio::net::TcpListener;
-use tokio::sync::mpsc;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use super::jsonrpc::{self, Frame, Incoming, Notification, RpcError};
@@ -107,6 +118,9 @@ pub struct HttpOptions {
     pub session_idle_timeout: Duration,
     /// At most this many legacy sessions at once; `initialize` beyond gets 503.
     pub max_sessions: usize,
+    /// At most this many connections open at once; a connection beyond is
+    /// answered 503 and closed.
+    pub max_connections: usize,
     /// How long requests in flight may take to finish at shutdown.
     pub shutdown_grace: Duration,
 }
@@ -122,6 +136,7 @@ impl Default for HttpOptions {
             max_body_bytes: 4 * 1024 * 1024,
             session_idle_timeout: Duration::from_secs(30 * 60),
             max_sessions: 10_000,
+            max_connections: 512,
             shutdown_grace: Duration::from_secs(35),
         }
     }
@@ -140,8 +155,18 @@ const NAME_HEADER: &str = "mcp-name";
 const HEADER_MISMATCH: i64 = -32020;
 /// The `_meta` key naming a stateless request's revision.
 const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-/// How long a client may take to send its request headers.
+/// How long a client may take to send its request headers (also how long
+/// an idle kept-alive connection stays open).
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client may take to send a request's body, once its headers
+/// are in.
+const BODY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Connections over `max_connections` being answered 503 at once; beyond
+/// this many, such a connection is closed unanswered.
+const MAX_REFUSING: usize = 64;
+/// Bytes of progress and log notifications queued for one SSE stream whose
+/// client does not read; past them such notifications are dropped.
+const MAX_UNSENT_NOTIFICATION_BYTES: usize = 1 << 20;
 /// An SSE comment this often keeps idle streams open through proxies.
 const KEEPALIVE: Duration = Duration::from_secs(15);
 /// How often idle legacy sessions are looked for.
@@ -167,6 +192,9 @@ where
     let server = Arc::new(Server::new(host, options, http, local));
     let sweeper = tokio::spawn(server.clone().sweep_idle_sessions());
 
+    raise_open_file_limit();
+    let connections = Arc::new(Semaphore::new(server.http.max_connections));
+    let refusing = Arc::new(Semaphore::new(MAX_REFUSING));
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -181,6 +209,10 @@ where
                 }
             },
             () = &mut shutdown => break,
+        };
+        let Ok(open) = connections.clone().try_acquire_owned() else {
+            refuse_connection(stream, &refusing, server.http.max_connections);
+            continue;
         };
         let _ = stream.set_nodelay(true);
         let server = server.clone();
@@ -197,6 +229,7 @@ where
             if let Err(err) = connection.await {
                 tracing::debug!("connection from {peer}: {err}");
             }
+            drop(open);
         });
     }
 
@@ -230,6 +263,57 @@ where
         tracing::warn!("sessions still finishing after {grace:?}; exiting");
     }
     Ok(())
+}
+
+/// Answers a connection over the limit with 503 and closes it, without
+/// reading its request. The answer is written, and what the client sent
+/// meanwhile drained for a moment, so that closing does not reset the
+/// connection before the client reads the 503.
+fn refuse_connection(mut stream: TcpStream, refusing: &Arc<Semaphore>, limit: usize) {
+    let Ok(permit) = refusing.clone().try_acquire_owned() else {
+        return; // Dropped: closed unanswered.
+    };
+    tracing::warn!("refusing a connection: {limit} are open (--max-connections)");
+    tokio::spawn(async move {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":-32000,"message":"Service Unavailable: the server has {limit} connections open, its limit; retry shortly"}}}}"#
+        );
+        let answer = format!(
+            "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let refused = async {
+            stream.write_all(answer.as_bytes()).await?;
+            stream.shutdown().await?;
+            let mut sink = [0u8; 4096];
+            while stream.read(&mut sink).await? > 0 {}
+            std::io::Result::Ok(())
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(1), refused).await;
+        drop(permit);
+    });
+}
+
+/// Raises the soft limit on open files to the hard limit: each connection
+/// takes a descriptor, and the usual soft limit (1024) is near the default
+/// connection limit.
+fn raise_open_file_limit() {
+    #[cfg(unix)]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit and setrlimit only read and write `limit`.
+        unsafe {
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0
+                && limit.rlim_cur < limit.rlim_max
+            {
+                limit.rlim_cur = limit.rlim_max;
+                libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+            }
+        }
+    }
 }
 
 /// One legacy (initialized) client.
@@ -279,6 +363,8 @@ struct FrameSummary {
     listens: bool,
     /// The ids of its requests.
     request_ids: Vec<Value>,
+    /// The ids of its `subscriptions/listen` requests.
+    listen_ids: Vec<Value>,
 }
 
 impl FrameSummary {
@@ -291,6 +377,7 @@ impl FrameSummary {
                     method: None,
                     listens: false,
                     request_ids: Vec::new(),
+                    listen_ids: Vec::new(),
                 };
             }
             Frame::Batch(items) => items.iter().collect(),
@@ -300,6 +387,7 @@ impl FrameSummary {
                     method: None,
                     listens: false,
                     request_ids: Vec::new(),
+                    listen_ids: Vec::new(),
                 };
             }
         };
@@ -320,11 +408,21 @@ impl FrameSummary {
                 _ => None,
             })
             .collect();
+        let listen_ids = items
+            .iter()
+            .filter_map(|item| match item {
+                Incoming::Request(request) if request.method == "subscriptions/listen" => {
+                    Some(request.id.clone())
+                }
+                _ => None,
+            })
+            .collect();
         FrameSummary {
             expects_answer,
             method,
             listens,
             request_ids,
+            listen_ids,
         }
     }
 }
@@ -352,6 +450,9 @@ impl<H: ToolHost> Server<H> {
     }
 
     async fn handle(self: Arc<Self>, request: http::Request<IncomingBody>) -> HttpResponse {
+        if let Some(refusal) = framing_error(request.headers()) {
+            return refusal;
+        }
         if request.uri().path() != self.http.path {
             return plain(
                 StatusCode::NOT_FOUND,
@@ -482,18 +583,42 @@ impl<H: ToolHost> Server<H> {
             );
         }
         let limit = self.http.max_body_bytes;
-        let body = match Limited::new(request.into_body(), limit).collect().await {
-            Ok(body) => body.to_bytes(),
-            Err(err) if err.is::<http_body_util::LengthLimitError>() => {
-                return rpc_error(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    Value::Null,
-                    RpcError::new(
-                        jsonrpc::code::INVALID_REQUEST,
-                        format!("Payload Too Large: the body is limited to {limit} bytes"),
+        let too_large = || {
+            closing_connection(rpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                Value::Null,
+                RpcError::new(
+                    jsonrpc::code::INVALID_REQUEST,
+                    format!("Payload Too Large: the body is limited to {limit} bytes"),
+                ),
+            ))
+        };
+        // Refused before a byte of the body is read (or waited for).
+        if request
+            .body()
+            .size_hint()
+            .exact()
+            .is_some_and(|announced| announced > limit as u64)
+        {
+            return too_large();
+        }
+        let read = Limited::new(request.into_body(), limit).collect();
+        let Ok(body) = tokio::time::timeout(BODY_TIMEOUT, read).await else {
+            return closing_connection(rpc_error(
+                StatusCode::REQUEST_TIMEOUT,
+                Value::Null,
+                RpcError::new(
+                    jsonrpc::code::INVALID_REQUEST,
+                    format!(
+                        "Request Timeout: the body did not arrive within {} s",
+                        BODY_TIMEOUT.as_secs()
                     ),
-                );
-            }
+                ),
+            ));
+        };
+        let body = match body {
+            Ok(body) => body.to_bytes(),
+            Err(err) if err.is::<http_body_util::LengthLimitError>() => return too_large(),
             Err(err) => {
                 tracing::debug!("reading a request body: {err}");
                 return plain(
@@ -532,7 +657,7 @@ impl<H: ToolHost> Server<H> {
                 );
             }
             legacy.touch();
-            return exchange(&legacy.session, frame, &summary, &self.closing, None).await;
+            return exchange(&legacy.session, frame, &summary, &self.closing, Era::Legacy).await;
         }
 
         let stateless_version =
@@ -576,14 +701,7 @@ impl<H: ToolHost> Server<H> {
         }
         // A session of its own for this exchange, ended with it.
         let session = Session::new(self.host.clone(), self.options.clone(), Arc::new(|_| {}));
-        exchange(
-            &session,
-            frame,
-            &summary,
-            &self.closing,
-            Some(session.clone()),
-        )
-        .await
+        exchange(&session, frame, &summary, &self.closing, Era::Stateless).await
     }
 
     /// A new legacy session answers `initialize`.
@@ -616,7 +734,7 @@ impl<H: ToolHost> Server<H> {
         };
         let session = Session::new(self.host.clone(), self.options.clone(), notify);
         let id = new_session_id();
-        let mut response = exchange(&session, frame, summary, &self.closing, None).await;
+        let mut response = exchange(&session, frame, summary, &self.closing, Era::Legacy).await;
         if response.status().is_success() {
             let mut sessions = self.sessions.lock().unwrap();
             // Checked again: initializations that overlap all passed the
@@ -672,7 +790,7 @@ impl<H: ToolHost> Server<H> {
             *stream = Some(sender);
         }
         legacy.touch();
-        sse_response(receiver, None, Some(&self.closing), None)
+        sse_response(receiver, None, None, Some(&self.closing), None)
     }
 
     /// DELETE: the client ends its legacy session.
@@ -730,27 +848,61 @@ impl<H: ToolHost> Server<H> {
 /// ends the stream at shutdown if it would never end on its own (a listen
 /// stream); `ephemeral` is a stateless exchange's own session, finished
 /// when the exchange is over, and makes protocol errors HTTP errors.
+/// The era a POST is served in, which decides what ends with its exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Era {
+    /// In a legacy session, which outlives the exchange.
+    Legacy,
+    /// In a session of the exchange's own, which ends with it.
+    Stateless,
+}
+
 async fn exchange<H: ToolHost>(
     session: &Arc<Session<H>>,
     frame: Frame,
     summary: &FrameSummary,
     closing: &CancellationToken,
-    ephemeral: Option<Arc<Session<H>>>,
+    era: Era,
 ) -> HttpResponse {
     let (sender, mut receiver) = mpsc::unbounded_channel();
-    let reply: Outbox = Arc::new(move |message| {
-        // Fails only once the client has gone; no one is left to tell.
-        let _ = sender.send(message);
-    });
+    // Progress and log notifications wait here while the client does not
+    // read its stream: past MAX_UNSENT_NOTIFICATION_BYTES they are dropped.
+    let unsent = Arc::new(AtomicUsize::new(0));
+    let reply: Outbox = {
+        let unsent = unsent.clone();
+        Arc::new(move |message| {
+            if jsonrpc::is_droppable(&message) {
+                let size = jsonrpc::serialized_len(&message);
+                if unsent.fetch_add(size, Ordering::Relaxed) + size > MAX_UNSENT_NOTIFICATION_BYTES
+                {
+                    unsent.fetch_sub(size, Ordering::Relaxed);
+                    return;
+                }
+            }
+            // Fails only once the client has gone; no one is left to tell.
+            let _ = sender.send(message);
+        })
+    };
     session.handle_frame(frame, reply);
-    let stateless = ephemeral.is_some();
-    // Ends a stateless exchange's session however the exchange ends,
-    // including the client going away while this future waits.
-    let mut ending = ephemeral.map(|session| ExchangeEnd {
-        session,
-        request_ids: summary.request_ids.clone(),
-        answered: false,
-    });
+    let stateless = era == Era::Stateless;
+    // What ends with the exchange however it ends, including the client
+    // going away while this future waits: a stateless exchange's requests
+    // and session; a legacy session's listen streams.
+    let mut ending = match era {
+        Era::Stateless => Some(ExchangeEnd {
+            session: session.clone(),
+            request_ids: summary.request_ids.clone(),
+            finish_session: true,
+            answered: false,
+        }),
+        Era::Legacy if !summary.listen_ids.is_empty() => Some(ExchangeEnd {
+            session: session.clone(),
+            request_ids: summary.listen_ids.clone(),
+            finish_session: false,
+            answered: false,
+        }),
+        Era::Legacy => None,
+    };
     let answered = |ending: &mut Option<ExchangeEnd<H>>| {
         if let Some(ending) = ending {
             ending.answered = true;
@@ -781,6 +933,9 @@ async fn exchange<H: ToolHost>(
         };
         return json_response(status, &first);
     }
+    if jsonrpc::is_droppable(&first) {
+        unsent.fetch_sub(jsonrpc::serialized_len(&first), Ordering::Relaxed);
+    }
     let closing = Some(closing).filter(|_| summary.listens);
     let on_drop = ending.map(|ending| {
         Box::new(move |complete: bool| {
@@ -789,24 +944,32 @@ async fn exchange<H: ToolHost>(
             ending.answered = complete;
         }) as Box<dyn FnOnce(bool) + Send>
     });
-    sse_response(receiver, Some(first), closing, on_drop)
+    sse_response(receiver, Some(first), Some(unsent), closing, on_drop)
 }
 
-/// The end of a stateless exchange, run when it is dropped: requests left
+/// The end of an exchange, run when it is dropped: requests left
 /// unanswered (the client closed the connection, or the server is shutting
 /// down a listen stream) are cancelled, as `notifications/cancelled` would,
-/// and the exchange's session finishes in the background.
+/// and a stateless exchange's session finishes in the background.
 struct ExchangeEnd<H: ToolHost> {
     session: Arc<Session<H>>,
+    /// The requests cancelled if the exchange ends unanswered.
     request_ids: Vec<Value>,
+    /// Whether the session ends with the exchange (a stateless one).
+    finish_session: bool,
     answered: bool,
 }
 
 impl<H: ToolHost> Drop for ExchangeEnd<H> {
     fn drop(&mut self) {
         if !self.answered {
+            let what = if self.finish_session {
+                "stateless"
+            } else {
+                "listen"
+            };
             for id in self.request_ids.drain(..) {
-                tracing::debug!("the client left: cancelling stateless request {id}");
+                tracing::debug!("the client left: cancelling {what} request {id}");
                 let mut params = serde_json::Map::new();
                 params.insert("requestId".into(), id);
                 let cancel = Notification {
@@ -819,8 +982,10 @@ impl<H: ToolHost> Drop for ExchangeEnd<H> {
                 );
             }
         }
-        let session = self.session.clone();
-        tokio::spawn(async move { session.finish().await });
+        if self.finish_session {
+            let session = self.session.clone();
+            tokio::spawn(async move { session.finish().await });
+        }
     }
 }
 
@@ -991,6 +1156,42 @@ fn session_not_found() -> HttpResponse {
     )
 }
 
+/// A refusal of framing that RFC 9112 forbids or that the server does not
+/// implement: a second `Host` header (400: which one names the target?), or
+/// a transfer coding other than `chunked` alone (501: the body would be
+/// read as if it were plain JSON).
+fn framing_error(headers: &HeaderMap) -> Option<HttpResponse> {
+    if headers.get_all(header::HOST).iter().count() > 1 {
+        return Some(closing_connection(plain(
+            StatusCode::BAD_REQUEST,
+            "bad request: more than one Host header",
+        )));
+    }
+    let codings: Vec<String> = headers
+        .get_all(header::TRANSFER_ENCODING)
+        .iter()
+        .flat_map(|value| value.to_str().unwrap_or("?").split(','))
+        .map(|coding| coding.trim().to_ascii_lowercase())
+        .filter(|coding| !coding.is_empty())
+        .collect();
+    if codings.is_empty() || codings == ["chunked"] {
+        return None;
+    }
+    Some(closing_connection(plain(
+        StatusCode::NOT_IMPLEMENTED,
+        "not implemented: the only transfer coding supported is chunked",
+    )))
+}
+
+/// `response`, after which the connection closes: its request's body was
+/// not read, so nothing after it on the connection can be trusted.
+fn closing_connection(mut response: HttpResponse) -> HttpResponse {
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
 fn plain(status: StatusCode, text: &'static str) -> HttpResponse {
     http::Response::builder()
         .status(status)
@@ -1046,11 +1247,13 @@ fn json_response(status: StatusCode, message: &Value) -> HttpResponse {
 fn sse_response(
     receiver: mpsc::UnboundedReceiver<Value>,
     first: Option<Value>,
+    unsent: Option<Arc<AtomicUsize>>,
     closing: Option<&CancellationToken>,
     on_drop: Option<Box<dyn FnOnce(bool) + Send>>,
 ) -> HttpResponse {
     let body = SseBody {
         receiver,
+        unsent,
         first: first.map(|message| sse_event(&message)),
         closing: closing.map(|token| Box::pin(token.clone().cancelled_owned())),
         keepalive: tokio::time::interval_at(tokio::time::Instant::now() + KEEPALIVE, KEEPALIVE),
@@ -1066,6 +1269,9 @@ fn sse_response(
         .body(ResponseBody::Sse(Box::new(body)))
         .unwrap()
 }
+
+/// Bytes an SSE event adds around its message's JSON.
+const SSE_FRAMING: usize = "event: message\ndata: \n\n".len();
 
 fn sse_event(message: &Value) -> Bytes {
     let mut event = b"event: message\ndata: ".to_vec();
@@ -1121,6 +1327,8 @@ impl Body for ResponseBody {
 /// sender is gone, or at shutdown when it has a `closing` token.
 pub(crate) struct SseBody {
     receiver: mpsc::UnboundedReceiver<Value>,
+    /// Bytes of droppable notifications queued in `receiver`, when counted.
+    unsent: Option<Arc<AtomicUsize>>,
     first: Option<Bytes>,
     closing: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
     keepalive: tokio::time::Interval,
@@ -1132,6 +1340,17 @@ pub(crate) struct SseBody {
 }
 
 impl SseBody {
+    /// `message` as an SSE event, no longer counted as waiting.
+    fn event(&self, message: &Value) -> Bytes {
+        let event = sse_event(message);
+        if let Some(unsent) = &self.unsent
+            && jsonrpc::is_droppable(message)
+        {
+            unsent.fetch_sub(event.len() - SSE_FRAMING, Ordering::Relaxed);
+        }
+        event
+    }
+
     fn poll_event(
         &mut self,
         cx: &mut Context<'_>,
@@ -1147,9 +1366,9 @@ impl SseBody {
         match self.receiver.poll_recv(cx) {
             Poll::Ready(Some(message)) => {
                 // Several messages ready at once go out as one chunk.
-                let mut chunk = sse_event(&message).to_vec();
+                let mut chunk = self.event(&message).to_vec();
                 while let Ok(message) = self.receiver.try_recv() {
-                    chunk.extend_from_slice(&sse_event(&message));
+                    chunk.extend_from_slice(&self.event(&message));
                 }
                 self.keepalive.reset();
                 Poll::Ready(Some(Ok(BodyFrame::data(Bytes::from(chunk)))))

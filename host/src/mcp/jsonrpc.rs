@@ -190,6 +190,33 @@ pub fn error_response(id: Value, error: &RpcError) -> Value {
 }
 
 /// A notification from the server.
+/// Whether `message` is a notification a transport may drop when its
+/// client is not reading: progress and log messages, which a running call
+/// may send any number of (responses and list changes are never dropped).
+pub fn is_droppable(message: &Value) -> bool {
+    matches!(
+        message.get("method").and_then(Value::as_str),
+        Some("notifications/progress" | "notifications/message")
+    )
+}
+
+/// Bytes of `value` as JSON, counted without writing them anywhere.
+pub fn serialized_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value).expect("a JSON value always serializes");
+    count.0
+}
+
 pub fn notification(method: &str, params: Option<Value>) -> Value {
     match params {
         Some(params) => json!({ "jsonrpc": "2.0", "method": method, "params": params }),

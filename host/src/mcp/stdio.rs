@@ -52,15 +52,6 @@ const BACKLOG_PAUSE: usize = 16 << 20;
 /// concurrency limit refuses more, and the sandbox has 256 instance slots).
 const MAX_REQUESTS_RUNNING: usize = 1024;
 
-/// Whether `message` may be dropped when the client is behind: a progress or
-/// log notification, which a running call may send any number of.
-fn droppable(message: &Value) -> bool {
-    matches!(
-        message.get("method").and_then(Value::as_str),
-        Some("notifications/progress" | "notifications/message")
-    )
-}
-
 /// Counts notifications dropped because the client was behind, and warns
 /// the first time in each stretch of dropping.
 #[derive(Default)]
@@ -131,7 +122,7 @@ where
         Arc::new(move |message| {
             if unsent.bytes.load(Ordering::Relaxed) < BACKLOG_PAUSE {
                 dropped.caught_up();
-            } else if droppable(&message) {
+            } else if jsonrpc::is_droppable(&message) {
                 return dropped.one();
             }
             let line = line_of(&message);
@@ -342,7 +333,7 @@ mod pipe {
     use tokio::sync::Notify;
 
     use super::{
-        BACKLOG_PAUSE, Dropped, Lines, MAX_REQUESTS_RUNNING, Outbox, Session, ToolHost, droppable,
+        BACKLOG_PAUSE, Dropped, Lines, MAX_REQUESTS_RUNNING, Outbox, Session, ToolHost, jsonrpc,
         line_of,
     };
 
@@ -515,7 +506,7 @@ mod pipe {
             Arc::new(move |message| {
                 if writer.backlog.lock().unwrap().unsent() < BACKLOG_PAUSE {
                     dropped.caught_up();
-                } else if droppable(&message) {
+                } else if jsonrpc::is_droppable(&message) {
                     return dropped.one();
                 }
                 writer.write(line_of(&message))
