@@ -822,7 +822,7 @@ fn budgets(calc: &Path, sequential_calls: usize, pipelined_calls: usize, log: &P
         values.sort_by(f64::total_cmp);
         values[values.len() / 2]
     };
-    let [this, base] = figures.map(|f| f.map(|values| median_of(values)));
+    let [this, base] = figures.map(|f| f.map(&median_of));
     println!(
         "{:<44} p50 {:.1} µs vs {:.1} µs: {:.3}x",
         "sequential tools/call, this vs baseline",
