@@ -77,12 +77,12 @@ pub struct ShapeError {
 
 impl fmt::Display for ShapeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let pointer = if self.pointer.is_empty() {
-            "/"
-        } else {
-            &self.pointer
-        };
-        write!(f, "at {pointer}: {}", self.reason)
+        write!(
+            f,
+            "at {}: {}",
+            super::shown_pointer(&self.pointer),
+            self.reason
+        )
     }
 }
 

@@ -58,13 +58,13 @@ pub struct Violation {
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let pointer = if self.pointer.is_empty() {
-            "/"
-        } else {
-            &self.pointer
-        };
-        write!(f, "{pointer}: {}", self.message)
+        write!(f, "{}: {}", shown_pointer(&self.pointer), self.message)
     }
+}
+
+/// A JSON pointer as messages show it: the root ("") as `/`.
+fn shown_pointer(pointer: &str) -> &str {
+    if pointer.is_empty() { "/" } else { pointer }
 }
 
 /// The violations of a value that failed its schema, as many as are listed.
