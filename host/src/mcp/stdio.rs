@@ -68,7 +68,11 @@ impl Dropped {
     }
 
     fn caught_up(&self) {
-        self.0.store(false, Ordering::Relaxed);
+        // Stored only on a change: every answer passes here, from any
+        // worker, and a store on each would bounce the flag between cores.
+        if self.0.load(Ordering::Relaxed) {
+            self.0.store(false, Ordering::Relaxed);
+        }
     }
 }
 
@@ -332,6 +336,8 @@ mod pipe {
     use tokio::io::unix::AsyncFd;
     use tokio::sync::Notify;
 
+    use serde_json::Value;
+
     use super::{
         BACKLOG_PAUSE, Dropped, Lines, MAX_REQUESTS_RUNNING, Outbox, Session, ToolHost, jsonrpc,
         line_of,
@@ -354,6 +360,7 @@ mod pipe {
                 backlog: Mutex::new(Backlog::default()),
                 drained: Notify::new(),
                 room: Notify::new(),
+                dropped: Dropped::default(),
             }),
         ))
     }
@@ -474,6 +481,8 @@ mod pipe {
         drained: Notify,
         /// Signalled when the backlog falls below half of [`BACKLOG_PAUSE`].
         room: Notify,
+        /// Whether notifications are being dropped.
+        dropped: Dropped,
     }
 
     #[derive(Default)]
@@ -502,21 +511,21 @@ mod pipe {
     impl PipeWriter {
         pub fn outbox(self: &Arc<Self>) -> Outbox {
             let writer = self.clone();
-            let dropped = Dropped::default();
-            Arc::new(move |message| {
-                if writer.backlog.lock().unwrap().unsent() < BACKLOG_PAUSE {
-                    dropped.caught_up();
-                } else if jsonrpc::is_droppable(&message) {
-                    return dropped.one();
-                }
-                writer.write(line_of(&message))
-            })
+            Arc::new(move |message| writer.write(line_of(&message), &message))
         }
 
-        fn write(self: &Arc<Self>, line: Vec<u8>) {
+        /// Writes `line`, the serialized `message`, or queues it; drops it
+        /// instead when it is a progress or log notification and the
+        /// client is [`BACKLOG_PAUSE`] behind.
+        fn write(self: &Arc<Self>, line: Vec<u8>, message: &Value) {
             let mut backlog = self.backlog.lock().unwrap();
             if backlog.closed {
                 return;
+            }
+            if backlog.unsent() < BACKLOG_PAUSE {
+                self.dropped.caught_up();
+            } else if jsonrpc::is_droppable(message) {
+                return self.dropped.one();
             }
             if backlog.is_empty() {
                 // The common case: straight into the pipe.

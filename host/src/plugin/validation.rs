@@ -40,13 +40,22 @@ pub async fn validate(
     match schema.cost(&value, budget.min(INLINE_UNITS)) {
         Ok(cost) => {
             let verdict = schema.check(&value, cost).map_err(Rejection::Violations);
-            return (value, verdict);
+            (value, verdict)
         }
-        Err(OverBudget) if budget <= INLINE_UNITS => {
-            return (value, Err(Rejection::OverBudget(budget)));
-        }
-        Err(OverBudget) => {}
+        Err(OverBudget) if budget <= INLINE_UNITS => (value, Err(Rejection::OverBudget(budget))),
+        // Boxed: the common case above should not carry this path's state
+        // in every call's future.
+        Err(OverBudget) => Box::pin(validate_off_workers(schema, value, budget, heavy)).await,
     }
+}
+
+/// Counts and checks `value` on a blocking thread, once `heavy` admits it.
+async fn validate_off_workers(
+    schema: &Arc<Schema>,
+    value: Value,
+    budget: u64,
+    heavy: &Semaphore,
+) -> (Value, Result<(), Rejection>) {
     let _permit = heavy
         .acquire()
         .await
