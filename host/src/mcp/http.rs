@@ -195,6 +195,7 @@ where
     raise_open_file_limit();
     let connections = Arc::new(Semaphore::new(server.http.max_connections));
     let refusing = Arc::new(Semaphore::new(MAX_REFUSING));
+    let mut refusing_now = false;
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -211,9 +212,16 @@ where
             () = &mut shutdown => break,
         };
         let Ok(open) = connections.clone().try_acquire_owned() else {
+            // Warned once per stretch of refusals: a flood must not flood stderr.
+            if !refusing_now {
+                refusing_now = true;
+                let limit = server.http.max_connections;
+                tracing::warn!("refusing connections: {limit} are open (--max-connections)");
+            }
             refuse_connection(stream, &refusing, server.http.max_connections);
             continue;
         };
+        refusing_now = false;
         let _ = stream.set_nodelay(true);
         let server = server.clone();
         let service = service_fn(move |request| {
@@ -273,7 +281,6 @@ fn refuse_connection(mut stream: TcpStream, refusing: &Arc<Semaphore>, limit: us
     let Ok(permit) = refusing.clone().try_acquire_owned() else {
         return; // Dropped: closed unanswered.
     };
-    tracing::warn!("refusing a connection: {limit} are open (--max-connections)");
     tokio::spawn(async move {
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":-32000,"message":"Service Unavailable: the server has {limit} connections open, its limit; retry shortly"}}}}"#
