@@ -947,7 +947,7 @@ fn malformed_manifests_are_load_errors_naming_the_file_and_line() {
 /// must not pile up until the pool is exhausted.
 #[test]
 fn short_calls_finish_in_their_first_poll_and_free_their_instances() {
-    use corral::plugin::{Plugin, Sandbox, SandboxOptions};
+    use corral_sandbox::{Plugin, Sandbox, SandboxOptions};
     use std::pin::pin;
     use std::task::{Context, Poll, Waker};
 
@@ -973,7 +973,7 @@ fn short_calls_finish_in_their_first_poll_and_free_their_instances() {
             };
             assert!(!output.is_error, "call {i}: {output:?}");
             let text = match output.content.first() {
-                Some(corral::tool::Content::Text { text, .. }) => text.clone(),
+                Some(corral_tool::Content::Text { text, .. }) => text.clone(),
                 other => panic!("call {i}: {other:?}"),
             };
             assert_eq!(text.parse::<f64>().ok(), Some(i as f64 + 1.0), "call {i}");

@@ -14,10 +14,11 @@ use serde_json::{Value, json};
 /// How long any single expected message may take to arrive.
 pub const PATIENCE: Duration = Duration::from_secs(60);
 
-/// The repository root.
+/// The repository root (the tests belong to `host/corral`).
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
+        .ancestors()
+        .nth(2)
         .unwrap()
         .to_path_buf()
 }

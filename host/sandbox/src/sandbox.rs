@@ -21,12 +21,14 @@ use wasmtime::{
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use super::bindings::{self, PluginPre, tools, types};
-use super::capture::Captured;
-use super::http::HttpPolicy;
-use super::quota::TokenBucket;
+use crate::bindings::{self, PluginPre, tools, types};
+use crate::capture::Captured;
+use crate::http::HttpPolicy;
+use crate::limits::Limits;
 use crate::manifest::Manifest;
-use crate::tool::{CallEvent, EventSink, LogLevel};
+use crate::quota::TokenBucket;
+use crate::units::{group_digits, human_bytes, human_duration};
+use corral_tool::{CallEvent, EventSink, LogLevel};
 
 /// How often the epoch advances. Running wasm yields to the async runtime at
 /// every tick, which bounds how late a timeout or a cancellation takes effect.
@@ -65,47 +67,6 @@ const POOL_TABLE_ELEMENTS: usize = 100_000;
 /// shoot-downs of `madvise`. Calls that dirty more fall back to `madvise`.
 const POOL_KEEP_RESIDENT_MEMORY: usize = 2 << 20;
 const POOL_KEEP_RESIDENT_TABLE: usize = 256 << 10;
-
-/// The limits every call of a plugin runs under.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Limits {
-    /// CPU budget, in wasmtime fuel units (roughly one per wasm instruction).
-    pub fuel: u64,
-    /// Linear memory across all of the instance's memories, in bytes.
-    pub memory_bytes: usize,
-    /// Wall-clock time for instantiation plus the call.
-    pub timeout: Duration,
-    /// Size of a call's result (content plus structured content), in bytes.
-    pub output_bytes: usize,
-    /// Calls of one plugin running at once; more are refused, not queued.
-    pub concurrency: u32,
-    /// Work units checking one value (arguments, structured content)
-    /// against a schema may take (see [`crate::schema`]).
-    pub validation_units: u64,
-    /// Heap memory the host may hold for the plugin's tool metadata: their
-    /// text, and their schemas parsed and compiled.
-    pub metadata_bytes: usize,
-    /// Calls per second per tool (token bucket refill rate).
-    pub rate: f64,
-    /// Token bucket size: calls a tool may take in a burst.
-    pub burst: f64,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            fuel: 10_000_000_000,
-            memory_bytes: 256 << 20,
-            timeout: Duration::from_secs(30),
-            output_bytes: 4 << 20,
-            concurrency: 32,
-            validation_units: 4_000_000,
-            metadata_bytes: 32 << 20,
-            rate: 1000.0,
-            burst: 1000.0,
-        }
-    }
-}
 
 /// Why a sandboxed run did not produce a value.
 #[derive(Debug, Clone, PartialEq)]
@@ -676,47 +637,6 @@ fn truncate_utf8(text: &mut String, max: usize) {
     }
 }
 
-/// 1000000000 -> "1,000,000,000".
-pub fn group_digits(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// 67108864 -> "64 MiB".
-pub fn human_bytes(bytes: usize) -> String {
-    const UNITS: [(&str, usize); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
-    for (unit, size) in UNITS {
-        if bytes >= size && bytes.is_multiple_of(size) {
-            return format!("{} {unit}", bytes / size);
-        }
-    }
-    for (unit, size) in UNITS {
-        if bytes >= size {
-            return format!("{:.1} {unit}", bytes as f64 / size as f64);
-        }
-    }
-    format!("{bytes} bytes")
-}
-
-/// 10 s, 1.5 s, 250 ms.
-pub fn human_duration(duration: Duration) -> String {
-    let millis = duration.as_millis();
-    if millis >= 1000 && millis.is_multiple_of(1000) {
-        format!("{} s", millis / 1000)
-    } else if millis >= 1000 {
-        format!("{:.1} s", duration.as_secs_f64())
-    } else {
-        format!("{millis} ms")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -741,8 +661,5 @@ mod tests {
             .to_string(),
             "timed out after 10 s"
         );
-        assert_eq!(human_duration(Duration::from_millis(250)), "250 ms");
-        assert_eq!(human_bytes(1536), "1.5 KiB");
-        assert_eq!(group_digits(999), "999");
     }
 }

@@ -28,7 +28,7 @@
 //! the echo child) spends per request, from `/proc/PID/task/*/schedstat`: a
 //! figure the machine's wake-up noise moves far less than the latency.
 
-#[path = "../../tests/support/mod.rs"]
+#[path = "../../../tests/support/mod.rs"]
 mod support;
 
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -50,7 +50,7 @@ const WINDOW: usize = 16;
 mod raw {
     wasmtime::component::bindgen!({
         world: "plugin",
-        path: "../wit",
+        path: "../../wit",
         exports: { default: async },
     });
 }
@@ -640,7 +640,7 @@ impl raw::corral::plugin::host::Host for RawState {
 
 /// The host's engine configuration, with fuel on or off.
 fn raw_engine(fuel: bool) -> Engine {
-    let mut config = corral::plugin::engine_config();
+    let mut config = corral_sandbox::engine_config();
     config.consume_fuel(fuel);
     Engine::new(&config).unwrap()
 }
@@ -733,17 +733,17 @@ fn raw_sequential(plugin: &RawPlugin, calls: usize) -> Latencies {
     })
 }
 
-/// The in-process host path: `corral::plugin::Plugin::call` (rate limits,
+/// The in-process host path: `corral_sandbox::Plugin::call` (rate limits,
 /// schema validation, sandboxed call, output checks; the audit log and the
 /// spent instance's drop follow the answer), no stdio.
 fn host_sequential(calc: &Path, calls: usize) -> Latencies {
     runtime().block_on(async {
-        let options = corral::plugin::SandboxOptions {
+        let options = corral_sandbox::SandboxOptions {
             global_rate: 1e9,
             ..Default::default()
         };
-        let sandbox = corral::plugin::Sandbox::new(options).unwrap();
-        let plugin = corral::plugin::Plugin::load(&sandbox, calc).await.unwrap();
+        let sandbox = corral_sandbox::Sandbox::new(options).unwrap();
+        let plugin = corral_sandbox::Plugin::load(&sandbox, calc).await.unwrap();
         let index = plugin.tools().position(|t| t.name == "add").unwrap();
         let mut arguments = Map::new();
         arguments.insert("a".into(), json!(1.0));
@@ -789,7 +789,7 @@ fn counting_allocator_overhead() -> f64 {
     // SAFETY: each pointer is freed with the layout it was allocated with,
     // by the allocator that allocated it.
     let counting = || unsafe {
-        let allocator = corral::memory::CountingAllocator;
+        let allocator = corral_sandbox::memory::CountingAllocator;
         let ptr = allocator.alloc(layout);
         allocator.dealloc(std::hint::black_box(ptr), layout);
     };
@@ -814,36 +814,37 @@ fn budgets(calc: &Path, sequential_calls: usize, pipelined_calls: usize, log: &P
     support::write_file(dir.path(), "calc.toml", "[limits]\nrate = 1000000\n");
     let host = host_sequential(&dir.path().join("calc.wasm"), sequential_calls);
     let (schema, allocations) = runtime().block_on(async {
-        let options = corral::plugin::SandboxOptions {
+        let options = corral_sandbox::SandboxOptions {
             global_rate: 1e9,
             ..Default::default()
         };
-        let sandbox = corral::plugin::Sandbox::new(options).unwrap();
-        let plugin = corral::plugin::Plugin::load(&sandbox, &dir.path().join("calc.wasm"))
+        let sandbox = corral_sandbox::Sandbox::new(options).unwrap();
+        let plugin = corral_sandbox::Plugin::load(&sandbox, &dir.path().join("calc.wasm"))
             .await
             .unwrap();
         let index = plugin.tools().position(|t| t.name == "add").unwrap();
         let add = plugin.tools().nth(index).unwrap();
-        let schema = corral::schema::Schema::compile_object_schema(&add.input_schema).unwrap();
+        let schema =
+            corral_sandbox::schema::Schema::compile_object_schema(&add.input_schema).unwrap();
         // Allocations of one whole call on this thread: the request parsed,
         // the call (its clean-up runs at the next yield), the answer shaped
         // and serialized. Everything the server does for it but the I/O.
         let calls = 1000;
         let line = add_request_line(1);
-        let before = corral::memory::allocations();
+        let before = corral_sandbox::memory::allocations();
         for _ in 0..calls {
-            let frame = corral::mcp::jsonrpc::parse_frame(&line);
+            let frame = corral_mcp::jsonrpc::parse_frame(&line);
             std::hint::black_box(&frame);
             let output = plugin.call(index, add_arguments(), None).await;
-            let revision = corral::mcp::Revision::parse("2025-06-18").unwrap();
-            let answer = corral::mcp::jsonrpc::response(
+            let revision = corral_mcp::Revision::parse("2025-06-18").unwrap();
+            let answer = corral_mcp::jsonrpc::response(
                 json!(1),
-                corral::mcp::call_result_json(&output, revision),
+                corral_mcp::call_result_json(&output, revision),
             );
             std::hint::black_box(serde_json::to_vec(&answer).unwrap());
             tokio::task::yield_now().await;
         }
-        let allocations = (corral::memory::allocations() - before) / calls;
+        let allocations = (corral_sandbox::memory::allocations() - before) / calls;
         (schema, allocations)
     });
     let arguments = json!({ "a": 1.0, "b": 2.0 });

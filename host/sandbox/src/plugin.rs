@@ -5,16 +5,6 @@
 //! call then gets a fresh instance: argument validation, the sandboxed call,
 //! and validation of what the plugin returned.
 
-mod bindings;
-mod capture;
-mod http;
-pub mod imports;
-mod metadata;
-mod output;
-mod quota;
-mod sandbox;
-mod validation;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -23,19 +13,16 @@ use std::time::Instant;
 use anyhow::{Context as _, Result, anyhow};
 use serde_json::{Map, Value};
 
-pub use metadata::{is_valid_tool_name, printable};
-pub use sandbox::{
-    Failure, Limits, Sandbox, SandboxOptions, engine_config, group_digits, human_bytes,
-    human_duration,
-};
+use corral_tool::{CallEvent, CallOutput, Content, EventSink, LogLevel, ToolDef};
 
+use crate::bindings::PluginPre;
 use crate::manifest::Manifest;
-use crate::tool::{CallEvent, CallOutput, Content, EventSink, LogLevel, ToolDef};
-use bindings::PluginPre;
-use metadata::CheckedTool;
-use quota::{TokenBucket, retry_after};
-use sandbox::{CallState, Spent};
-use validation::Rejection;
+use crate::metadata::CheckedTool;
+use crate::quota::{TokenBucket, retry_after};
+use crate::sandbox::{CallState, Sandbox, Spent};
+use crate::units::group_digits;
+use crate::validation::Rejection;
+use crate::{imports, metadata, output, validation};
 
 /// A loaded plugin: a prepared component and its validated tools.
 pub struct Plugin {

@@ -19,9 +19,9 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::catalog::{self, Catalog, Snapshot};
-use crate::plugin::{Plugin, Sandbox};
-use crate::tool::LogLevel;
 use crate::watch::{self, Batch, FolderWatcher};
+use corral_sandbox::{Plugin, Sandbox};
+use corral_tool::LogLevel;
 
 /// Loads a folder's plugins into a catalog and keeps them current.
 #[derive(Clone)]

@@ -6,7 +6,7 @@
 //! plugins first if needed). Set `STARTUP_RUNS` to change the number of runs
 //! per case (default 7).
 
-#[path = "../../tests/support/mod.rs"]
+#[path = "../../../tests/support/mod.rs"]
 mod support;
 
 use std::path::{Path, PathBuf};

@@ -16,11 +16,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::bindings::tools;
-use super::sandbox::human_bytes;
+use crate::bindings::tools;
 use crate::memory;
 use crate::schema::Schema;
-use crate::tool::{Icon, TaskSupport, ToolAnnotations, ToolDef};
+use crate::units::human_bytes;
+use corral_tool::{Icon, TaskSupport, ToolAnnotations, ToolDef};
 
 /// The most tools one plugin may offer.
 const MAX_TOOLS: usize = 1_000;

@@ -29,9 +29,9 @@ use arc_swap::ArcSwap;
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 
-use crate::mcp::{HostEvents, HostLog, ToolHost, UnknownTool};
-use crate::plugin::{Plugin, Sandbox, is_valid_tool_name};
-use crate::tool::{CallOutput, EventSink, LogLevel, ToolDef};
+use corral_sandbox::{Plugin, Sandbox, is_valid_tool_name};
+use corral_tool::{CallOutput, EventSink, LogLevel, ToolDef};
+use corral_tool::{HostEvents, HostLog, ToolHost, UnknownTool};
 
 /// Host log messages kept for a slow session before the oldest are dropped.
 const LOG_BACKLOG: usize = 64;

@@ -11,7 +11,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Value, json};
 
 use super::Revision;
-use crate::tool::{Annotations, CallOutput, Content, ResourceContents, ToolDef};
+use corral_tool::{Annotations, CallOutput, Content, ResourceContents, ToolDef};
 
 /// A tool definition (MCP `Tool`) for `revision`.
 pub fn tool_json(tool: &ToolDef, revision: Revision) -> Value {
@@ -218,7 +218,7 @@ fn insert_opt<T: Clone + Into<Value>>(map: &mut Map<String, Value>, key: &str, v
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tool::{Role, TaskSupport, ToolAnnotations};
+    use corral_tool::{Role, TaskSupport, ToolAnnotations};
 
     fn full_tool() -> ToolDef {
         ToolDef {
@@ -231,7 +231,7 @@ mod tests {
                 read_only_hint: Some(true),
                 ..Default::default()
             }),
-            icons: vec![crate::tool::Icon {
+            icons: vec![corral_tool::Icon {
                 src: "https://example.com/i.png".into(),
                 mime_type: Some("image/png".into()),
                 sizes: vec!["48x48".into()],

@@ -8,13 +8,12 @@ use std::sync::Arc;
 use anyhow::{Context as _, Result, bail};
 use clap::{Parser, Subcommand};
 use corral::catalog::{self, Catalog, Snapshot};
-use corral::mcp::{self, Revision, ServerOptions, ToolHost};
-use corral::plugin::imports::Verdict;
-use corral::plugin::{
-    self, Inspection, Sandbox, SandboxOptions, group_digits, human_bytes, human_duration,
-};
-use corral::tool::{CallEvent, EventSink, ToolDef};
-use corral::{cache, reload};
+use corral::reload;
+use corral_mcp::{self as mcp, Revision, ServerOptions, ToolHost};
+use corral_sandbox::imports::Verdict;
+use corral_sandbox::units::{group_digits, human_bytes, human_duration};
+use corral_sandbox::{Inspection, Sandbox, SandboxOptions, cache};
+use corral_tool::{CallEvent, EventSink, ToolDef};
 use serde_json::{Map, Value};
 use tracing_subscriber::EnvFilter;
 
@@ -275,7 +274,7 @@ async fn run(
             })
         }
         Command::Inspect { file } => {
-            let inspection = plugin::inspect(&sandbox, &file).await?;
+            let inspection = corral_sandbox::inspect(&sandbox, &file).await?;
             print_inspection(&inspection);
             Ok(if inspection.tools.is_ok() {
                 ExitCode::SUCCESS

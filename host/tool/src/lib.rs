@@ -1,12 +1,16 @@
 //! What a tool is and what a call returns, independent of both the wire
-//! protocol and WebAssembly.
+//! protocol and WebAssembly, and the [`ToolHost`] port between the two.
 //!
-//! The plugin layer produces these from validated plugin output; the `mcp`
-//! layer shapes them into JSON for the negotiated protocol revision.
+//! The sandbox (`corral-sandbox`) produces these from validated plugin
+//! output; the protocol (`corral-mcp`) shapes them into JSON for the
+//! negotiated revision and serves whatever implements [`ToolHost`]; the
+//! `corral` crate plugs one into the other.
 
+use std::future::Future;
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
+use tokio::sync::{broadcast, watch};
 
 /// A tool as served to clients, after validation.
 #[derive(Debug, Clone, PartialEq)]
@@ -222,3 +226,56 @@ pub enum CallEvent {
 /// the client (progress only with a progress token, logs only at the client's
 /// level); the plugin layer has already logged them to stderr.
 pub type EventSink = Arc<dyn Fn(CallEvent) + Send + Sync>;
+
+/// The named tool does not exist (a JSON-RPC `-32602` error, unlike every
+/// other call problem, which is a tool execution error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnknownTool;
+
+/// What the protocol layer needs from the rest of the server.
+pub trait ToolHost: Send + Sync + 'static {
+    /// The tools to list, in a deterministic order.
+    fn tools(&self) -> Arc<[ToolDef]>;
+
+    /// Runs a tool. Problems with the call itself (bad arguments, limits,
+    /// traps) are tool execution errors inside the output.
+    fn call(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        events: Option<EventSink>,
+    ) -> impl Future<Output = Result<CallOutput, UnknownTool>> + Send;
+
+    /// Resolves once the first tool list is known. `tools/list` and
+    /// `tools/call` wait for it, so that no client sees an empty list while
+    /// the server is still starting; `initialize`, `ping` and
+    /// `server/discover` do not.
+    fn ready(&self) -> impl Future<Output = ()> + Send {
+        std::future::ready(())
+    }
+
+    /// What a session passes on to its client while it runs: tool list
+    /// changes and server log messages. `None`: the tool list never changes.
+    fn subscribe(&self) -> Option<HostEvents> {
+        None
+    }
+}
+
+/// One session's subscription to a [`ToolHost`]'s events.
+#[derive(Debug)]
+pub struct HostEvents {
+    /// Marked changed each time the tool list visibly changes (several
+    /// changes before the session looks may count as one).
+    pub tools_changed: watch::Receiver<u64>,
+    /// Messages for the client's log, such as a plugin that failed to reload.
+    pub logs: broadcast::Receiver<HostLog>,
+}
+
+/// A server log message for clients (`notifications/message`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostLog {
+    pub level: LogLevel,
+    /// The MCP `logger` field, naming what the message is about.
+    pub logger: String,
+    pub message: String,
+}

@@ -39,7 +39,8 @@ use anyhow::{Result, anyhow};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::plugin::Limits;
+use crate::limits::Limits;
+use crate::units::{self, parse_duration};
 
 /// A plugin's limits and grants, resolved and checked.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -268,51 +269,9 @@ impl RawLimits {
 fn parse_size(what: &str, size: Size) -> Result<usize, String> {
     let bytes = match size {
         Size::Bytes(bytes) => bytes,
-        Size::Text(text) => {
-            let (number, unit) = split_number(&text);
-            let number: u64 = number
-                .parse()
-                .map_err(|_| format!("{what} `{text}` is not a size such as \"64 MiB\""))?;
-            let scale: u64 = match unit {
-                "" | "B" => 1,
-                "KiB" => 1 << 10,
-                "MiB" => 1 << 20,
-                "GiB" => 1 << 30,
-                other => {
-                    return Err(format!(
-                        "{what}: unknown unit `{other}` (use B, KiB, MiB or GiB)"
-                    ));
-                }
-            };
-            number
-                .checked_mul(scale)
-                .ok_or_else(|| format!("{what} `{text}` is too large"))?
-        }
+        Size::Text(text) => units::parse_bytes(what, &text)?,
     };
     usize::try_from(bytes).map_err(|_| format!("{what} is too large"))
-}
-
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let (number, unit) = split_number(text);
-    let number: u64 = number.parse().map_err(|_| {
-        format!("timeout `{text}` is not a duration such as \"10 s\" or \"500 ms\"")
-    })?;
-    match unit {
-        "ms" => Ok(Duration::from_millis(number)),
-        "s" => Ok(Duration::from_secs(number)),
-        "m" | "min" => Ok(Duration::from_secs(number * 60)),
-        other => Err(format!("timeout: unknown unit `{other}` (use ms, s or m)")),
-    }
-}
-
-/// "64 MiB" -> ("64", "MiB"); "500ms" -> ("500", "ms"). Underscores in the
-/// number are allowed, as in TOML integers.
-fn split_number(text: &str) -> (String, &str) {
-    let text = text.trim();
-    let end = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '_'))
-        .unwrap_or(text.len());
-    (text[..end].replace('_', ""), text[end..].trim())
 }
 
 #[derive(Deserialize)]

@@ -9,10 +9,11 @@
 
 use serde_json::Value;
 
-use super::bindings::{tools, types};
-use super::metadata::CheckedTool;
-use super::sandbox::{Limits, human_bytes};
-use crate::tool::{Annotations, CallOutput, Content, ResourceContents, Role};
+use crate::bindings::{tools, types};
+use crate::limits::Limits;
+use crate::metadata::CheckedTool;
+use crate::units::human_bytes;
+use corral_tool::{Annotations, CallOutput, Content, ResourceContents, Role};
 
 /// Bytes counted for each role of an annotation's audience (`"assistant",`).
 const ROLE_BYTES: usize = 12;

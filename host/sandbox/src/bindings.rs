@@ -5,7 +5,7 @@
 
 wasmtime::component::bindgen!({
     world: "plugin",
-    path: "../wit",
+    path: "../../wit",
     exports: { default: async },
 });
 

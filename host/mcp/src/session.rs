@@ -57,7 +57,7 @@ use tokio_util::task::TaskTracker;
 
 use super::jsonrpc::{self, Frame, Incoming, Notification, Request, RpcError};
 use super::{HostEvents, HostLog, Revision, ToolHost, UnknownTool, shape};
-use crate::tool::{CallEvent, EventSink, LogLevel, ToolDef};
+use corral_tool::{CallEvent, EventSink, LogLevel, ToolDef};
 
 /// Where messages for the client go. Called from any thread; it must not
 /// block for long (a transport queues, or writes to a pipe).

@@ -1,0 +1,17 @@
+//! Corral serves WebAssembly components as MCP tools.
+//!
+//! This crate is the only one that knows both sides: the protocol
+//! (`corral-mcp`) serves a [`ToolHost`](corral_tool::ToolHost), and the
+//! [`catalog`] is one, routing each tool name to a plugin of the sandbox
+//! (`corral-sandbox`). Beside that path: [`watch`] turns filesystem events
+//! into debounced batches and [`reload`] applies them to the catalog as new
+//! snapshots. `main.rs` is the command line.
+//!
+//! Data flows one way, and the crate graph enforces it: wire -> dispatch
+//! (`corral-mcp`) -> catalog lookup (here) -> validation, sandboxed call,
+//! output checks (`corral-sandbox`) -> shaping for the client's revision
+//! (`corral-mcp`) -> wire. `corral-tool` holds the types they share.
+
+pub mod catalog;
+pub mod reload;
+pub mod watch;

@@ -1,0 +1,21 @@
+//! The Model Context Protocol, tools only: wire framing, JSON-RPC, dispatch
+//! per protocol revision, and result shaping.
+//!
+//! This crate knows nothing of WebAssembly: it serves whatever implements
+//! [`ToolHost`] (from `corral-tool`), and Cargo keeps it so: it does not
+//! depend on wasmtime or on the sandbox.
+
+mod http;
+pub mod jsonrpc;
+pub mod revision;
+mod session;
+mod shape;
+mod stdio;
+
+pub use http::{HttpOptions, serve_http};
+pub use revision::Revision;
+pub use session::{Outbox, ServerOptions, Session};
+pub use shape::{call_result_json, tool_json};
+pub use stdio::{serve, serve_stdio};
+
+pub use corral_tool::{HostEvents, HostLog, ToolHost, UnknownTool};

@@ -1,0 +1,35 @@
+//! Corral's sandbox: WebAssembly component plugins, loaded from files and
+//! run one fresh instance per call under the limits and grants of their
+//! manifests.
+//!
+//! A [`Plugin`] is loaded once ([`plugin`]: compile through the [`cache`],
+//! check its imports against its [`manifest`]'s grants in [`imports`], read
+//! and bound its tools' metadata in [`metadata`]); each call then validates
+//! the arguments against the tool's [`schema`] ([`validation`]), runs in the
+//! [`sandbox`] under its [`limits`] ([`quota`] for rates, [`capture`] for
+//! the guest's output streams, [`http`] for granted outgoing requests), and
+//! checks what came back ([`output`]). The results are `corral-tool` values:
+//! this crate knows nothing of the protocol that serves them.
+
+mod bindings;
+pub mod cache;
+mod capture;
+mod http;
+pub mod imports;
+pub mod limits;
+pub mod manifest;
+pub mod memory;
+mod metadata;
+mod output;
+pub mod plugin;
+mod quota;
+pub mod sandbox;
+pub mod schema;
+pub mod units;
+mod validation;
+
+pub use limits::Limits;
+pub use manifest::Manifest;
+pub use metadata::{is_valid_tool_name, printable};
+pub use plugin::{Inspection, Plugin, inspect, plugin_name};
+pub use sandbox::{Failure, Sandbox, SandboxOptions, engine_config};

@@ -1,0 +1,46 @@
+//! The limits every call of a plugin runs under, and their defaults. The
+//! manifest sets them; the sandbox, the output checks and validation
+//! enforce them.
+
+use std::time::Duration;
+
+/// The limits every call of a plugin runs under.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    /// CPU budget, in wasmtime fuel units (roughly one per wasm instruction).
+    pub fuel: u64,
+    /// Linear memory across all of the instance's memories, in bytes.
+    pub memory_bytes: usize,
+    /// Wall-clock time for instantiation plus the call.
+    pub timeout: Duration,
+    /// Size of a call's result (content plus structured content), in bytes.
+    pub output_bytes: usize,
+    /// Calls of one plugin running at once; more are refused, not queued.
+    pub concurrency: u32,
+    /// Work units checking one value (arguments, structured content)
+    /// against a schema may take (see [`crate::schema`]).
+    pub validation_units: u64,
+    /// Heap memory the host may hold for the plugin's tool metadata: their
+    /// text, and their schemas parsed and compiled.
+    pub metadata_bytes: usize,
+    /// Calls per second per tool (token bucket refill rate).
+    pub rate: f64,
+    /// Token bucket size: calls a tool may take in a burst.
+    pub burst: f64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            fuel: 10_000_000_000,
+            memory_bytes: 256 << 20,
+            timeout: Duration::from_secs(30),
+            output_bytes: 4 << 20,
+            concurrency: 32,
+            validation_units: 4_000_000,
+            metadata_bytes: 32 << 20,
+            rate: 1000.0,
+            burst: 1000.0,
+        }
+    }
+}
