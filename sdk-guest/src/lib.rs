@@ -62,6 +62,7 @@
 mod content;
 mod host;
 mod result;
+mod schema;
 mod tool;
 
 #[doc(hidden)]

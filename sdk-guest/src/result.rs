@@ -317,7 +317,7 @@ impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
     }
 
     fn output_schema() -> Option<Value> {
-        Some(crate::tool::schema_for::<T>())
+        Some(crate::schema::schema_for::<T>())
     }
 }
 

@@ -16,8 +16,8 @@
 //! # Changes
 //! A new snapshot is [published](Catalog::publish) whole: requests that
 //! already hold the old one finish on it. The catalog starts out not ready
-//! (while the first load runs) and tells subscribers, through [`ToolHost`],
-//! when it becomes ready and whenever the served tool list changes.
+//! (while the first load runs) and tells subscribers when it becomes ready
+//! and whenever the served tool list changes.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -26,15 +26,11 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{Context as _, Result};
 use arc_swap::ArcSwap;
-use serde_json::{Map, Value};
-use tokio::sync::{broadcast, watch};
+use tokio::sync::watch;
 
+use crate::reports::Reports;
 use corral_sandbox::{Plugin, Sandbox, is_valid_tool_name};
-use corral_tool::{CallOutput, EventSink, LogLevel, ToolDef};
-use corral_tool::{HostEvents, HostLog, ToolHost, UnknownTool};
-
-/// Host log messages kept for a slow session before the oldest are dropped.
-const LOG_BACKLOG: usize = 64;
+use corral_tool::{LogLevel, ToolDef};
 
 /// Where a served tool name leads.
 #[derive(Debug, Clone)]
@@ -134,7 +130,6 @@ pub struct Catalog {
     ready: watch::Sender<bool>,
     /// Counts visible changes of the tool list.
     tools_changed: watch::Sender<u64>,
-    logs: broadcast::Sender<HostLog>,
 }
 
 impl std::fmt::Debug for Catalog {
@@ -162,18 +157,12 @@ impl Catalog {
             publishing: Mutex::new(()),
             ready: watch::Sender::new(false),
             tools_changed: watch::Sender::new(0),
-            logs: broadcast::Sender::new(LOG_BACKLOG),
         }
     }
 
     /// The snapshot as of now; later swaps do not affect it.
     pub fn snapshot(&self) -> Arc<Snapshot> {
         self.current.load_full()
-    }
-
-    /// Replaces the snapshot. Calls already running finish on the old one.
-    pub fn swap(&self, snapshot: Snapshot) {
-        self.publish(snapshot);
     }
 
     /// Replaces the snapshot and marks the catalog ready. Calls already
@@ -197,30 +186,8 @@ impl Catalog {
         *self.ready.borrow()
     }
 
-    /// Reports a problem (a plugin that failed to load, say) on stderr and
-    /// to every client that asked for log messages at `level` or below.
-    pub fn report(&self, level: LogLevel, message: String) {
-        match level {
-            LogLevel::Debug => tracing::debug!("{message}"),
-            LogLevel::Info | LogLevel::Notice => tracing::info!("{message}"),
-            LogLevel::Warning => tracing::warn!("{message}"),
-            _ => tracing::error!("{message}"),
-        }
-        // No receivers (no session yet) is fine.
-        let _ = self.logs.send(HostLog {
-            level,
-            logger: "corral".into(),
-            message,
-        });
-    }
-}
-
-impl ToolHost for Catalog {
-    fn tools(&self) -> Arc<[ToolDef]> {
-        self.current.load().tools.clone()
-    }
-
-    fn ready(&self) -> impl Future<Output = ()> + Send {
+    /// Resolves once the first snapshot is published.
+    pub fn ready(&self) -> impl Future<Output = ()> + Send + 'static {
         let mut ready = self.ready.subscribe();
         async move {
             // The sender lives as long as the catalog, which outlives this.
@@ -228,22 +195,9 @@ impl ToolHost for Catalog {
         }
     }
 
-    fn subscribe(&self) -> Option<HostEvents> {
-        Some(HostEvents {
-            tools_changed: self.tools_changed.subscribe(),
-            logs: self.logs.subscribe(),
-        })
-    }
-
-    async fn call(
-        &self,
-        name: &str,
-        arguments: Map<String, Value>,
-        events: Option<EventSink>,
-    ) -> Result<CallOutput, UnknownTool> {
-        let snapshot = self.snapshot();
-        let (plugin, index) = snapshot.route(name).ok_or(UnknownTool)?;
-        Ok(plugin.call(index, arguments, events).await)
+    /// Marked changed each time the served tool list changes.
+    pub fn tools_changed(&self) -> watch::Receiver<u64> {
+        self.tools_changed.subscribe()
     }
 }
 
@@ -292,14 +246,17 @@ pub async fn load_all(
 }
 
 /// Loads every plugin in `dir` in parallel. A plugin that fails to load is
-/// reported on stderr, naming the file and the reason, and left out.
-pub async fn load_dir(sandbox: &Arc<Sandbox>, dir: &Path) -> Result<Snapshot> {
+/// reported, naming the file and the reason, and left out.
+pub async fn load_dir(sandbox: &Arc<Sandbox>, dir: &Path, reports: &Reports) -> Result<Snapshot> {
     let files = plugin_files(dir)?;
     let mut plugins = Vec::new();
     for (path, result) in load_all(sandbox, files).await {
         match result {
             Ok(plugin) => plugins.push(Arc::new(plugin)),
-            Err(err) => tracing::error!("skipping plugin {}: {err:#}", path.display()),
+            Err(err) => reports.report(
+                LogLevel::Error,
+                format!("skipping plugin {}: {err:#}", path.display()),
+            ),
         }
     }
     if plugins.is_empty() {

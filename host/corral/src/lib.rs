@@ -1,11 +1,12 @@
 //! Corral serves WebAssembly components as MCP tools.
 //!
 //! This crate is the only one that knows both sides: the protocol
-//! (`corral-mcp`) serves a [`ToolHost`](corral_tool::ToolHost), and the
-//! [`catalog`] is one, routing each tool name to a plugin of the sandbox
-//! (`corral-sandbox`). Beside that path: [`watch`] turns filesystem events
-//! into debounced batches and [`reload`] applies them to the catalog as new
-//! snapshots. `main.rs` is the command line.
+//! (`corral-mcp`) serves a [`ToolHost`](corral_tool::ToolHost), and
+//! [`host`] is one: the [`catalog`] routes each tool name to a plugin of
+//! the sandbox (`corral-sandbox`), and [`reports`] carries what the server
+//! says about its plugins to clients' logs. Beside that path: [`watch`]
+//! turns filesystem events into debounced batches and [`reload`] applies
+//! them to the catalog as new snapshots. `main.rs` is the command line.
 //!
 //! Data flows one way, and the crate graph enforces it: wire -> dispatch
 //! (`corral-mcp`) -> catalog lookup (here) -> validation, sandboxed call,
@@ -13,5 +14,7 @@
 //! (`corral-mcp`) -> wire. `corral-tool` holds the types they share.
 
 pub mod catalog;
+pub mod host;
 pub mod reload;
+pub mod reports;
 pub mod watch;

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use anyhow::{Context as _, Result, bail};
 use clap::{Parser, Subcommand};
 use corral::catalog::{self, Catalog, Snapshot};
+use corral::host::FolderHost;
 use corral::reload;
+use corral::reports::Reports;
 use corral_mcp::{self as mcp, Revision, ServerOptions, ToolHost};
 use corral_sandbox::imports::Verdict;
 use corral_sandbox::units::{group_digits, human_bytes, human_duration};
@@ -233,21 +235,30 @@ async fn run(
             let http = http.options()?;
             // Answer initialize and ping at once; tool requests wait for the
             // first load, which runs in the background.
-            let catalog = Arc::new(Catalog::starting());
-            let reloading = reload::start(sandbox, &dir, catalog.clone(), !no_watch)?;
+            let host = Arc::new(FolderHost {
+                catalog: Arc::new(Catalog::starting()),
+                reports: Arc::new(Reports::default()),
+            });
+            let reloading = reload::start(
+                sandbox,
+                &dir,
+                host.catalog.clone(),
+                host.reports.clone(),
+                !no_watch,
+            )?;
             let options = ServerOptions {
                 page_size,
                 list_changed: reloading.is_watching(),
             };
             match http {
-                Some(http) => mcp::serve_http(catalog, options, http, shutdown_signal()).await?,
-                None => mcp::serve_stdio(catalog, options).await?,
+                Some(http) => mcp::serve_http(host, options, http, shutdown_signal()).await?,
+                None => mcp::serve_stdio(host, options).await?,
             }
             drop(reloading);
             Ok(ExitCode::SUCCESS)
         }
         Command::List { dir, json } => {
-            let snapshot = load(&sandbox, &dir).await?.snapshot();
+            let snapshot = load(&sandbox, &dir).await?.catalog.snapshot();
             print_tools(&snapshot, json);
             Ok(ExitCode::SUCCESS)
         }
@@ -258,8 +269,8 @@ async fn run(
         } => {
             let arguments: Map<String, Value> =
                 serde_json::from_str(&arguments).context("the arguments must be a JSON object")?;
-            let catalog = load(&sandbox, &dir).await?;
-            let Ok(output) = catalog.call(&tool, arguments, Some(print_events())).await else {
+            let host = load(&sandbox, &dir).await?;
+            let Ok(output) = host.call(&tool, arguments, Some(print_events())).await else {
                 bail!(
                     "unknown tool `{tool}`; `corral list {}` shows the tools",
                     dir.display()
@@ -285,12 +296,17 @@ async fn run(
     }
 }
 
-async fn load(sandbox: &Arc<Sandbox>, dir: &Path) -> Result<Catalog> {
+/// The plugins of `dir`, loaded once (for `list` and `call`).
+async fn load(sandbox: &Arc<Sandbox>, dir: &Path) -> Result<FolderHost> {
     if !dir.is_dir() {
         bail!("{} is not a folder", dir.display());
     }
-    let snapshot: Snapshot = catalog::load_dir(sandbox, dir).await?;
-    Ok(Catalog::new(snapshot))
+    let reports = Arc::new(Reports::default());
+    let snapshot: Snapshot = catalog::load_dir(sandbox, dir, &reports).await?;
+    Ok(FolderHost {
+        catalog: Arc::new(Catalog::new(snapshot)),
+        reports,
+    })
 }
 
 fn print_tools(snapshot: &Snapshot, json: bool) {

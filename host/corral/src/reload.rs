@@ -19,6 +19,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::catalog::{self, Catalog, Snapshot};
+use crate::reports::Reports;
 use crate::watch::{self, Batch, FolderWatcher};
 use corral_sandbox::{Plugin, Sandbox};
 use corral_tool::LogLevel;
@@ -29,6 +30,7 @@ pub struct Reloader {
     sandbox: Arc<Sandbox>,
     dir: PathBuf,
     catalog: Arc<Catalog>,
+    reports: Arc<Reports>,
 }
 
 /// What one batch did.
@@ -67,16 +69,17 @@ impl Drop for Reloading {
 
 /// Starts serving `dir` into `catalog`: the first load runs in the
 /// background (the catalog becomes ready when it ends), then, if `watch`,
-/// every change to the folder is applied as it comes. When the watcher
-/// cannot start, the folder is served as first loaded, with a warning.
-/// Must be called inside a tokio runtime.
+/// every change to the folder is applied as it comes, with what happened
+/// told to `reports`. When the watcher cannot start, the folder is served
+/// as first loaded, with a warning. Must be called inside a tokio runtime.
 pub fn start(
     sandbox: Arc<Sandbox>,
     dir: &Path,
     catalog: Arc<Catalog>,
+    reports: Arc<Reports>,
     watch: bool,
 ) -> Result<Reloading> {
-    let reloader = Reloader::new(sandbox, dir, catalog)?;
+    let reloader = Reloader::new(sandbox, dir, catalog, reports)?;
     // Watch before the first scan, so that no change falls between the two.
     let (watcher, batches) = if watch {
         match watch::watch(&reloader.dir, watch::QUIET) {
@@ -95,7 +98,12 @@ pub fn start(
 
 impl Reloader {
     /// A reloader for the plugins in `dir`.
-    pub fn new(sandbox: Arc<Sandbox>, dir: &Path, catalog: Arc<Catalog>) -> Result<Reloader> {
+    pub fn new(
+        sandbox: Arc<Sandbox>,
+        dir: &Path,
+        catalog: Arc<Catalog>,
+        reports: Arc<Reports>,
+    ) -> Result<Reloader> {
         // One spelling of every path, matching what the watcher reports.
         let dir = dir
             .canonicalize()
@@ -104,6 +112,7 @@ impl Reloader {
             sandbox,
             dir,
             catalog,
+            reports,
         })
     }
 
@@ -129,27 +138,13 @@ impl Reloader {
     /// Loads every plugin in the folder in parallel and publishes the first
     /// snapshot, which makes the catalog ready even if nothing loaded.
     pub async fn load_initial(&self) {
-        let files = match catalog::plugin_files(&self.dir) {
-            Ok(files) => files,
-            Err(err) => {
-                self.catalog.report(LogLevel::Error, format!("{err:#}"));
-                Vec::new()
-            }
-        };
-        let mut plugins = Vec::new();
-        for (path, result) in catalog::load_all(&self.sandbox, files).await {
-            match result {
-                Ok(plugin) => plugins.push(Arc::new(plugin)),
-                Err(err) => self.catalog.report(
-                    LogLevel::Error,
-                    format!("skipping plugin {}: {err:#}", path.display()),
-                ),
-            }
-        }
-        if plugins.is_empty() {
-            tracing::warn!("no plugin loaded from {}", self.dir.display());
-        }
-        self.catalog.publish(Snapshot::new(plugins));
+        let snapshot = catalog::load_dir(&self.sandbox, &self.dir, &self.reports)
+            .await
+            .unwrap_or_else(|err| {
+                self.reports.report(LogLevel::Error, format!("{err:#}"));
+                Snapshot::default()
+            });
+        self.catalog.publish(snapshot);
     }
 
     /// Applies one batch of changes: loads what was added or changed,
@@ -167,7 +162,7 @@ impl Reloader {
             if path.is_file() {
                 to_load.push(path);
             } else if let Some(gone) = plugins.remove(&path) {
-                self.catalog.report(
+                self.reports.report(
                     LogLevel::Info,
                     format!("plugin {} removed ({})", gone.name(), path.display()),
                 );
@@ -177,7 +172,7 @@ impl Reloader {
         for (path, result) in catalog::load_all(&self.sandbox, to_load).await {
             match result {
                 Ok(plugin) => {
-                    self.catalog.report(
+                    self.reports.report(
                         LogLevel::Info,
                         format!(
                             "plugin {} reloaded from {} ({} tools)",
@@ -195,7 +190,7 @@ impl Reloader {
                     } else {
                         "it is not served"
                     };
-                    self.catalog.report(
+                    self.reports.report(
                         LogLevel::Error,
                         format!(
                             "plugin {} failed to load ({consequence}): {err:#}",

@@ -1,0 +1,46 @@
+//! The [`ToolHost`] the protocol serves: the catalog's tools, routed to
+//! their plugins, and the server's reports.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::catalog::Catalog;
+use crate::reports::Reports;
+use corral_tool::{CallOutput, EventSink, HostEvents, ToolDef, ToolHost, UnknownTool};
+
+/// A served folder, as the protocol sees it.
+#[derive(Debug, Clone)]
+pub struct FolderHost {
+    pub catalog: Arc<Catalog>,
+    pub reports: Arc<Reports>,
+}
+
+impl ToolHost for FolderHost {
+    fn tools(&self) -> Arc<[ToolDef]> {
+        self.catalog.snapshot().tools().clone()
+    }
+
+    fn ready(&self) -> impl Future<Output = ()> + Send {
+        self.catalog.ready()
+    }
+
+    fn subscribe(&self) -> Option<HostEvents> {
+        Some(HostEvents {
+            tools_changed: self.catalog.tools_changed(),
+            logs: self.reports.subscribe(),
+        })
+    }
+
+    async fn call(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        events: Option<EventSink>,
+    ) -> Result<CallOutput, UnknownTool> {
+        let snapshot = self.catalog.snapshot();
+        let (plugin, index) = snapshot.route(name).ok_or(UnknownTool)?;
+        Ok(plugin.call(index, arguments, events).await)
+    }
+}
