@@ -1,0 +1,252 @@
+//! An exchange: a POST's frame handed to a session, and what that causes
+//! turned into the response (202, one JSON body, or an SSE stream), with
+//! what ends when the exchange does.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use http::StatusCode;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::body::{HttpResponse, empty, json_response, sse_response};
+use crate::ToolHost;
+use crate::jsonrpc::{self, Frame, Incoming, Notification};
+use crate::session::{Outbox, Session};
+
+/// Bytes of progress and log notifications queued for one SSE stream whose
+/// client does not read; past them such notifications are dropped.
+const MAX_UNSENT_NOTIFICATION_BYTES: usize = 1 << 20;
+
+/// What a POST's frame holds, for routing.
+pub(super) struct FrameSummary {
+    /// Whether anything in it expects an answer.
+    expects_answer: bool,
+    /// The method of a single request.
+    pub(super) method: Option<String>,
+    /// Whether a request in it opens a `subscriptions/listen` stream.
+    listens: bool,
+    /// The ids of its requests.
+    request_ids: Vec<Value>,
+    /// The ids of its `subscriptions/listen` requests.
+    listen_ids: Vec<Value>,
+}
+
+impl FrameSummary {
+    pub(super) fn of(frame: &Frame) -> Self {
+        let items: Vec<&Incoming> = match frame {
+            Frame::Single(item) => vec![item],
+            Frame::Batch(items) if !items.is_empty() => items.iter().collect(),
+            Frame::Batch(_) | Frame::Unparseable(_) => return FrameSummary::no_message(),
+        };
+        let expects_answer = items
+            .iter()
+            .any(|item| matches!(item, Incoming::Request(_) | Incoming::Invalid { .. }));
+        let listens = items.iter().any(
+            |item| matches!(item, Incoming::Request(request) if request.method == "subscriptions/listen"),
+        );
+        let method = match frame {
+            Frame::Single(Incoming::Request(request)) => Some(request.method.clone()),
+            _ => None,
+        };
+        let request_ids = items
+            .iter()
+            .filter_map(|item| match item {
+                Incoming::Request(request) => Some(request.id.clone()),
+                _ => None,
+            })
+            .collect();
+        let listen_ids = items
+            .iter()
+            .filter_map(|item| match item {
+                Incoming::Request(request) if request.method == "subscriptions/listen" => {
+                    Some(request.id.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        FrameSummary {
+            expects_answer,
+            method,
+            listens,
+            request_ids,
+            listen_ids,
+        }
+    }
+
+    /// A frame without a message (an empty batch, or one that does not
+    /// parse): the session answers it with an error.
+    fn no_message() -> Self {
+        FrameSummary {
+            expects_answer: true,
+            method: None,
+            listens: false,
+            request_ids: Vec::new(),
+            listen_ids: Vec::new(),
+        }
+    }
+}
+
+/// The era a POST is served in, which decides what ends with its exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Era {
+    /// In a legacy session, which outlives the exchange.
+    Legacy,
+    /// In a session of the exchange's own, which ends with it.
+    Stateless,
+}
+
+/// Hands `frame` to `session` and answers with what it causes. `closing`
+/// ends the stream at shutdown if it would never end on its own (a listen
+/// stream). In the stateless era `session` is the exchange's own, finished
+/// when the exchange is over, and protocol errors are HTTP errors.
+pub(super) async fn exchange<H: ToolHost>(
+    session: &Arc<Session<H>>,
+    frame: Frame,
+    summary: &FrameSummary,
+    closing: &CancellationToken,
+    era: Era,
+) -> HttpResponse {
+    let (sender, mut receiver) = mpsc::unbounded_channel();
+    // Progress and log notifications wait here while the client does not
+    // read its stream: past MAX_UNSENT_NOTIFICATION_BYTES they are dropped.
+    let unsent = Arc::new(AtomicUsize::new(0));
+    session.handle_frame(frame, bounded_outbox(sender, unsent.clone()));
+    let stateless = era == Era::Stateless;
+    // What ends with the exchange however it ends, including the client
+    // going away while this future waits: a stateless exchange's requests
+    // and session; a legacy session's listen streams.
+    let mut ending = ExchangeEnd::of(era, session, summary);
+    if !summary.expects_answer {
+        ExchangeEnd::answered(&mut ending);
+        return empty(StatusCode::ACCEPTED);
+    }
+    let Some(first) = receiver.recv().await else {
+        // Everything asked was cancelled: nothing to answer.
+        ExchangeEnd::answered(&mut ending);
+        return empty(StatusCode::ACCEPTED);
+    };
+    let is_final = first.is_array() || (first.get("id").is_some() && first.get("method").is_none());
+    if is_final {
+        ExchangeEnd::answered(&mut ending);
+        let status = if stateless {
+            stateless_status(&first)
+        } else {
+            StatusCode::OK
+        };
+        return json_response(status, &first);
+    }
+    if jsonrpc::is_droppable(&first) {
+        unsent.fetch_sub(jsonrpc::serialized_len(&first), Ordering::Relaxed);
+    }
+    let closing = Some(closing).filter(|_| summary.listens);
+    let on_drop = ending.map(|ending| {
+        Box::new(move |complete: bool| {
+            // Moves the whole guard in, so that it drops here, told the outcome.
+            let mut ending = ending;
+            ending.answered = complete;
+        }) as Box<dyn FnOnce(bool) + Send>
+    });
+    sse_response(receiver, Some(first), Some(unsent), closing, on_drop)
+}
+
+/// The outbox of an exchange: every message goes to `sender`, but progress
+/// and log notifications only while `unsent` (the bytes of those queued)
+/// stays within [`MAX_UNSENT_NOTIFICATION_BYTES`].
+fn bounded_outbox(sender: mpsc::UnboundedSender<Value>, unsent: Arc<AtomicUsize>) -> Outbox {
+    Arc::new(move |message| {
+        if jsonrpc::is_droppable(&message) {
+            let size = jsonrpc::serialized_len(&message);
+            if unsent.fetch_add(size, Ordering::Relaxed) + size > MAX_UNSENT_NOTIFICATION_BYTES {
+                unsent.fetch_sub(size, Ordering::Relaxed);
+                return;
+            }
+        }
+        // Fails only once the client has gone; no one is left to tell.
+        let _ = sender.send(message);
+    })
+}
+
+/// The end of an exchange, run when it is dropped: requests left
+/// unanswered (the client closed the connection, or the server is shutting
+/// down a listen stream) are cancelled, as `notifications/cancelled` would,
+/// and a stateless exchange's session finishes in the background.
+struct ExchangeEnd<H: ToolHost> {
+    session: Arc<Session<H>>,
+    /// The requests cancelled if the exchange ends unanswered.
+    request_ids: Vec<Value>,
+    /// Whether the session ends with the exchange (a stateless one).
+    finish_session: bool,
+    answered: bool,
+}
+
+impl<H: ToolHost> ExchangeEnd<H> {
+    /// What ends with an exchange of `era`, if anything: a stateless
+    /// exchange's requests and session; a legacy session's listen requests.
+    fn of(era: Era, session: &Arc<Session<H>>, summary: &FrameSummary) -> Option<Self> {
+        match era {
+            Era::Stateless => Some(ExchangeEnd {
+                session: session.clone(),
+                request_ids: summary.request_ids.clone(),
+                finish_session: true,
+                answered: false,
+            }),
+            Era::Legacy if !summary.listen_ids.is_empty() => Some(ExchangeEnd {
+                session: session.clone(),
+                request_ids: summary.listen_ids.clone(),
+                finish_session: false,
+                answered: false,
+            }),
+            Era::Legacy => None,
+        }
+    }
+
+    /// Marks the exchange answered: nothing is cancelled when it ends.
+    fn answered(ending: &mut Option<Self>) {
+        if let Some(ending) = ending {
+            ending.answered = true;
+        }
+    }
+}
+
+impl<H: ToolHost> Drop for ExchangeEnd<H> {
+    fn drop(&mut self) {
+        if !self.answered {
+            let what = if self.finish_session {
+                "stateless"
+            } else {
+                "listen"
+            };
+            for id in self.request_ids.drain(..) {
+                tracing::debug!("the client left: cancelling {what} request {id}");
+                let mut params = serde_json::Map::new();
+                params.insert("requestId".into(), id);
+                let cancel = Notification {
+                    method: "notifications/cancelled".into(),
+                    params,
+                };
+                self.session.handle_frame(
+                    Frame::Single(Incoming::Notification(cancel)),
+                    Arc::new(|_| {}),
+                );
+            }
+        }
+        if self.finish_session {
+            let session = self.session.clone();
+            tokio::spawn(async move { session.finish().await });
+        }
+    }
+}
+
+/// The HTTP status of a stateless exchange's single answer.
+fn stateless_status(answer: &Value) -> StatusCode {
+    let Some(code) = answer.pointer("/error/code").and_then(Value::as_i64) else {
+        return StatusCode::OK;
+    };
+    match code {
+        jsonrpc::code::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        jsonrpc::code::INTERNAL_ERROR => StatusCode::INTERNAL_SERVER_ERROR,
+        _ => StatusCode::BAD_REQUEST,
+    }
+}

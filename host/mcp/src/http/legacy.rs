@@ -1,0 +1,279 @@
+//! Legacy sessions (`Mcp-Session-Id`): started by `initialize`, used by
+//! later POSTs, a GET's standalone stream, ended by DELETE, by idleness, or
+//! at shutdown.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use http::{HeaderMap, HeaderValue, StatusCode};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::body::{HttpResponse, empty, method_not_allowed, plain, rpc_error, sse_response};
+use super::exchange::{Era, FrameSummary, exchange};
+use super::{SESSION_HEADER, Server, accepts, header_str};
+use crate::jsonrpc::{Frame, RpcError};
+use crate::session::{Outbox, Session};
+use crate::{Revision, ToolHost};
+
+/// How often idle legacy sessions are looked for.
+const SWEEP_EVERY: Duration = Duration::from_secs(30);
+
+/// One legacy (initialized) client.
+pub(super) struct LegacySession<H> {
+    session: Arc<Session<H>>,
+    /// The open GET stream, where messages that answer no request go.
+    standalone: Arc<Mutex<Option<mpsc::UnboundedSender<Value>>>>,
+    last_used: Mutex<Instant>,
+}
+
+impl<H: ToolHost> LegacySession<H> {
+    fn touch(&self) {
+        *self.last_used.lock().unwrap() = Instant::now();
+    }
+
+    fn has_open_stream(&self) -> bool {
+        self.standalone
+            .lock()
+            .unwrap()
+            .as_ref()
+            .is_some_and(|sender| !sender.is_closed())
+    }
+
+    fn close_standalone(&self) {
+        self.standalone.lock().unwrap().take();
+    }
+}
+
+impl<H: ToolHost> Server<H> {
+    /// A POST in the legacy session `id` names.
+    pub(super) async fn post_in_session(
+        &self,
+        id: &str,
+        version: Option<&str>,
+        frame: Frame,
+        summary: &FrameSummary,
+    ) -> HttpResponse {
+        let Some(legacy) = self.sessions.lock().unwrap().get(id.trim()).cloned() else {
+            return session_not_found();
+        };
+        if let Some(version) = version
+            && Revision::parse(version).is_none()
+        {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                Value::Null,
+                RpcError::new(
+                    -32000,
+                    format!("Bad Request: unsupported MCP-Protocol-Version {version}"),
+                ),
+            );
+        }
+        legacy.touch();
+        exchange(&legacy.session, frame, summary, &self.closing, Era::Legacy).await
+    }
+
+    /// A new legacy session answers `initialize`.
+    pub(super) async fn initialize(
+        self: &Arc<Self>,
+        frame: Frame,
+        summary: &FrameSummary,
+    ) -> HttpResponse {
+        if self.sessions.lock().unwrap().len() >= self.http.max_sessions {
+            return too_many_sessions();
+        }
+        let standalone: Arc<Mutex<Option<mpsc::UnboundedSender<Value>>>> = Arc::default();
+        let notify = standalone_outbox(standalone.clone());
+        let session = Session::new(self.host.clone(), self.options.clone(), notify);
+        let id = new_session_id();
+        let mut response = exchange(&session, frame, summary, &self.closing, Era::Legacy).await;
+        if response.status().is_success() {
+            let mut sessions = self.sessions.lock().unwrap();
+            // Checked again: initializations that overlap all passed the
+            // first check.
+            if sessions.len() >= self.http.max_sessions {
+                drop(sessions);
+                tokio::spawn(async move { session.finish().await });
+                return too_many_sessions();
+            }
+            sessions.insert(
+                id.clone(),
+                Arc::new(LegacySession {
+                    session,
+                    standalone,
+                    last_used: Mutex::new(Instant::now()),
+                }),
+            );
+            tracing::debug!("session {id} started");
+            response.headers_mut().insert(
+                SESSION_HEADER,
+                HeaderValue::from_str(&id).expect("a hex id is a valid header value"),
+            );
+        }
+        response
+    }
+
+    /// GET: a legacy session's standalone SSE stream.
+    pub(super) fn get(&self, headers: &HeaderMap) -> HttpResponse {
+        if !accepts(headers, "text/event-stream") {
+            return plain(
+                StatusCode::NOT_ACCEPTABLE,
+                "not acceptable: the Accept header must allow text/event-stream",
+            );
+        }
+        let Some(id) = header_str(headers, SESSION_HEADER) else {
+            return method_not_allowed(
+                "POST",
+                "method not allowed: without a session there is no stream to GET; POST subscriptions/listen instead",
+            );
+        };
+        let Some(legacy) = self.sessions.lock().unwrap().get(id.trim()).cloned() else {
+            return session_not_found();
+        };
+        let (sender, receiver) = mpsc::unbounded_channel();
+        {
+            let mut stream = legacy.standalone.lock().unwrap();
+            if stream.as_ref().is_some_and(|open| !open.is_closed()) {
+                return plain(
+                    StatusCode::CONFLICT,
+                    "conflict: this session already has an open GET stream",
+                );
+            }
+            *stream = Some(sender);
+        }
+        legacy.touch();
+        sse_response(receiver, None, None, Some(&self.closing), None)
+    }
+
+    /// DELETE: the client ends its legacy session.
+    pub(super) async fn delete(&self, headers: &HeaderMap) -> HttpResponse {
+        let Some(id) = header_str(headers, SESSION_HEADER) else {
+            return method_not_allowed(
+                "POST",
+                "method not allowed: stateless requests have no session to delete",
+            );
+        };
+        let Some(legacy) = self.sessions.lock().unwrap().remove(id.trim()) else {
+            return session_not_found();
+        };
+        tracing::debug!("session {} ended by the client", id.trim());
+        legacy.close_standalone();
+        // Requests still running finish in the background.
+        tokio::spawn(async move { legacy.session.finish().await });
+        empty(StatusCode::OK)
+    }
+
+    /// Ends legacy sessions that nobody used for the idle timeout (a call
+    /// still running counts as use).
+    pub(super) async fn sweep_idle_sessions(self: Arc<Self>) {
+        let mut ticks = tokio::time::interval(SWEEP_EVERY);
+        loop {
+            ticks.tick().await;
+            let timeout = self.http.session_idle_timeout;
+            let expired: Vec<(String, Arc<LegacySession<H>>)> = {
+                let mut sessions = self.sessions.lock().unwrap();
+                let idle: Vec<String> = sessions
+                    .iter()
+                    .filter(|(_, legacy)| {
+                        !legacy.has_open_stream()
+                            && !legacy.session.is_busy()
+                            && legacy.last_used.lock().unwrap().elapsed() > timeout
+                    })
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                idle.into_iter()
+                    .filter_map(|id| sessions.remove_entry(&id))
+                    .collect()
+            };
+            for (id, legacy) in expired {
+                tracing::debug!("session {id} ended: idle for {timeout:?}");
+                tokio::spawn(async move { legacy.session.finish().await });
+            }
+        }
+    }
+
+    /// At shutdown: takes every legacy session, its GET stream ended.
+    pub(super) fn take_sessions(&self) -> Vec<Arc<LegacySession<H>>> {
+        let sessions: Vec<_> = self.sessions.lock().unwrap().drain().collect();
+        sessions
+            .into_iter()
+            .map(|(_, legacy)| {
+                legacy.close_standalone();
+                legacy
+            })
+            .collect()
+    }
+}
+
+/// At shutdown: finishes `sessions`, all at once, within `grace`.
+pub(super) async fn finish_sessions<H: ToolHost>(
+    sessions: Vec<Arc<LegacySession<H>>>,
+    grace: Duration,
+) {
+    let mut finishing = tokio::task::JoinSet::new();
+    for legacy in sessions {
+        finishing.spawn(async move { legacy.session.finish().await });
+    }
+    if tokio::time::timeout(grace, finishing.join_all())
+        .await
+        .is_err()
+    {
+        tracing::warn!("sessions still finishing after {grace:?}; exiting");
+    }
+}
+
+/// The outbox of a legacy session's messages that answer no request: they
+/// go to its open GET stream, if any.
+fn standalone_outbox(standalone: Arc<Mutex<Option<mpsc::UnboundedSender<Value>>>>) -> Outbox {
+    Arc::new(move |message| {
+        let mut stream = standalone.lock().unwrap();
+        // Without an open GET stream there is nowhere to send it.
+        if let Some(sender) = stream.as_ref()
+            && sender.send(message).is_err()
+        {
+            *stream = None;
+        }
+    })
+}
+
+fn too_many_sessions() -> HttpResponse {
+    rpc_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        Value::Null,
+        RpcError::new(
+            -32000,
+            "Service Unavailable: too many sessions; try again later",
+        ),
+    )
+}
+
+/// 128 random bits in hex: unguessable, visible ASCII as the spec requires.
+fn new_session_id() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the operating system's random source");
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+fn session_not_found() -> HttpResponse {
+    rpc_error(
+        StatusCode::NOT_FOUND,
+        Value::Null,
+        RpcError::new(
+            -32001,
+            "Session not found: it ended or never existed; initialize again",
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_are_random_hex() {
+        let (a, b) = (new_session_id(), new_session_id());
+        assert_eq!(a.len(), 32);
+        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
+}

@@ -1,0 +1,247 @@
+//! The Streamable HTTP transport: one endpoint (`/mcp` by default) that
+//! takes JSON-RPC messages by POST and answers each with a JSON body or an
+//! SSE stream, in both eras of the protocol.
+//!
+//! This layer only maps HTTP onto [`Session`]s; the protocol itself (eras,
+//! revisions, dispatch) is the session's business.
+//!
+//! [`Session`]: crate::Session
+//!
+//! # Sessions
+//!
+//! - A POST of `initialize` without an `Mcp-Session-Id` header starts a
+//!   legacy session; its id (128 random bits) comes back in `Mcp-Session-Id`
+//!   and every later request of that client carries it. A GET with the id
+//!   opens the session's one standalone SSE stream, where messages that
+//!   answer no request go (`notifications/tools/list_changed`, host log
+//!   messages); a DELETE ends the session. An unknown or ended id gets 404,
+//!   and a session idle for longer than its idle timeout (no request, no
+//!   open GET stream) is ended.
+//! - Any other POST without `Mcp-Session-Id` is a stateless (2026-07-28)
+//!   exchange: it must carry the `MCP-Protocol-Version` header, and it is
+//!   served by a session of its own that ends with the exchange. Nothing is
+//!   shared between two stateless POSTs, so replicas behind a load balancer
+//!   need no shared state, and one client's request ids never meet
+//!   another's. Protocol errors of a stateless exchange map to HTTP statuses
+//!   (404 for an unknown method, 400 for bad params, versions and headers).
+//!   When the client closes the connection before its answer is complete,
+//!   the exchange's requests are cancelled (in a legacy session a closed
+//!   connection cancels nothing, as that era's spec asks, but a
+//!   `subscriptions/listen` stream ends with its connection).
+//!
+//! # Responses
+//!
+//! The transport waits for the first message the POST causes. When that is
+//! the final answer (the response to a single request, or a batch's array),
+//! it is sent as one `application/json` body; otherwise (a progress or log
+//! notification came first, or a `subscriptions/listen` acknowledgement) the
+//! response is an SSE stream that carries every message of the POST and
+//! ends when its work is done. A POST of only notifications or responses
+//! gets 202 and no body.
+//!
+//! # Security
+//!
+//! Every request passes, in order: the Host check (DNS rebinding: on a
+//! loopback address only loopback host names, or the configured ones, are
+//! accepted), the Origin check (a browser's Origin must be a loopback origin
+//! or a configured one), and the bearer token when one is configured.
+//!
+//! What a client can make the server hold is bounded: open connections
+//! (beyond `max_connections` a connection is answered 503 and closed),
+//! request headers and bodies (each must arrive within 10 s; a body is
+//! limited in size, and an announced `Content-Length` over the limit is
+//! refused before anything is read), legacy sessions, and the progress and
+//! log notifications queued for an SSE stream its client does not read
+//! (dropped past 1 MiB; responses never are). Framing RFC 9112 forbids is
+//! refused: a second `Host` header (400), a transfer coding other than
+//! `chunked` (501).
+//!
+//! A browser page from an origin named with `--allowed-origin` may call the
+//! endpoint directly (CORS): its preflight `OPTIONS` passes the Host and
+//! Origin checks only (a browser sends no credentials with it) and is
+//! answered with the methods and headers it asks for; every response to
+//! such an origin names it in `Access-Control-Allow-Origin` and exposes the
+//! session, version and `WWW-Authenticate` headers to the page's script.
+//! Other origins, loopback ones included, get no CORS headers, so a browser
+//! keeps their pages from reading the answers.
+//!
+//! # Shutdown
+//!
+//! When `shutdown` resolves the listener closes, the streams that never end
+//! on their own (GET streams, listen streams) end, and requests in flight
+//! finish and are answered, for at most the grace period.
+
+mod body;
+mod exchange;
+mod guard;
+mod legacy;
+mod listener;
+mod post;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http::{HeaderMap, Method, StatusCode, header};
+use hyper::body::Incoming as IncomingBody;
+use tokio_util::sync::CancellationToken;
+
+use super::ToolHost;
+use super::session::ServerOptions;
+use body::{HttpResponse, method_not_allowed, plain};
+use guard::{accepted_hosts, add_cors_headers, framing_error, preflight_response};
+use legacy::LegacySession;
+
+pub use listener::serve_http;
+
+/// Settings of the HTTP transport.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// The address to listen on.
+    pub listen: SocketAddr,
+    /// The path of the MCP endpoint.
+    pub path: String,
+    /// When set, every request must carry `Authorization: Bearer <token>`.
+    pub bearer_token: Option<String>,
+    /// Host names (without port) accepted in the `Host` header, besides the
+    /// loopback names a loopback listener always accepts. Empty on a
+    /// non-loopback listener: any host (the bearer token protects it).
+    pub allowed_hosts: Vec<String>,
+    /// Origins (`scheme://host[:port]`) accepted besides loopback ones.
+    pub allowed_origins: Vec<String>,
+    /// The largest request body accepted, in bytes.
+    pub max_body_bytes: usize,
+    /// Legacy sessions unused for this long are ended.
+    pub session_idle_timeout: Duration,
+    /// At most this many legacy sessions at once; `initialize` beyond gets 503.
+    pub max_sessions: usize,
+    /// At most this many connections open at once; a connection beyond is
+    /// answered 503 and closed.
+    pub max_connections: usize,
+    /// How long requests in flight may take to finish at shutdown.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            path: "/mcp".into(),
+            bearer_token: None,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            max_body_bytes: 4 * 1024 * 1024,
+            session_idle_timeout: Duration::from_secs(30 * 60),
+            max_sessions: 10_000,
+            max_connections: 512,
+            shutdown_grace: Duration::from_secs(35),
+        }
+    }
+}
+
+/// The session header of the legacy era.
+const SESSION_HEADER: &str = "mcp-session-id";
+/// The revision header: the negotiated one in a legacy session, the
+/// request's own in the stateless era.
+const VERSION_HEADER: &str = "mcp-protocol-version";
+/// The methods the endpoint serves.
+const ALLOWED_METHODS: &str = "GET, POST, DELETE, OPTIONS";
+
+/// The endpoint, shared by every connection.
+struct Server<H> {
+    host: Arc<H>,
+    options: ServerOptions,
+    http: HttpOptions,
+    /// Host names accepted in `Host` (lower case); empty: any.
+    hosts: Vec<String>,
+    sessions: Mutex<HashMap<String, Arc<LegacySession<H>>>>,
+    /// Cancelled at shutdown: GET and listen streams end.
+    closing: CancellationToken,
+}
+
+impl<H: ToolHost> Server<H> {
+    fn new(host: Arc<H>, options: ServerOptions, http: HttpOptions, local: SocketAddr) -> Self {
+        let hosts = accepted_hosts(&http, local);
+        Server {
+            host,
+            options,
+            http,
+            hosts,
+            sessions: Mutex::new(HashMap::new()),
+            closing: CancellationToken::new(),
+        }
+    }
+
+    /// Answers one request: the guards first, then by method.
+    async fn handle(self: Arc<Self>, request: http::Request<IncomingBody>) -> HttpResponse {
+        if let Some(refusal) = framing_error(request.headers()) {
+            return refusal;
+        }
+        if request.uri().path() != self.http.path {
+            return plain(
+                StatusCode::NOT_FOUND,
+                "not found: the MCP endpoint is elsewhere",
+            );
+        }
+        let cors_origin = self.cors_origin(request.headers());
+        let preflight = request.method() == Method::OPTIONS;
+        let mut response = if let Some(refusal) = self.refusal(request.headers(), !preflight) {
+            refusal
+        } else {
+            match *request.method() {
+                Method::POST => self.post(request).await,
+                Method::GET => self.get(request.headers()),
+                Method::DELETE => self.delete(request.headers()).await,
+                Method::OPTIONS => preflight_response(request.headers()),
+                _ => method_not_allowed(ALLOWED_METHODS, "method not allowed"),
+            }
+        };
+        add_cors_headers(&mut response, cors_origin);
+        response
+    }
+}
+
+fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|value| value.to_str().ok())
+}
+
+/// Whether the Accept header allows `media` (or is absent of any, which
+/// HTTP reads as accepting anything, but a Streamable HTTP client always
+/// sends one).
+fn accepts(headers: &HeaderMap, media: &str) -> bool {
+    let (kind, _) = media.split_once('/').unwrap_or((media, ""));
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .map(|item| item.split(';').next().unwrap_or("").trim())
+        .any(|item| {
+            item.eq_ignore_ascii_case(media)
+                || item == "*/*"
+                || item
+                    .strip_suffix("/*")
+                    .is_some_and(|prefix| prefix.eq_ignore_ascii_case(kind))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    #[test]
+    fn accept_headers() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream;q=0.9"),
+        );
+        assert!(accepts(&headers, "application/json") && accepts(&headers, "text/event-stream"));
+        headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+        assert!(!accepts(&headers, "text/event-stream"));
+        headers.insert(header::ACCEPT, HeaderValue::from_static("*/*"));
+        assert!(accepts(&headers, "text/event-stream"));
+    }
+}
