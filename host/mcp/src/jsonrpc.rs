@@ -70,6 +70,14 @@ impl RpcError {
     }
 }
 
+impl std::fmt::Display for RpcError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.message, self.code)
+    }
+}
+
+impl std::error::Error for RpcError {}
+
 /// A request: a method call that expects exactly one response.
 #[derive(Debug, Clone)]
 pub struct Request {
