@@ -25,43 +25,23 @@
 //! Loads of the same component that overlap (a folder of copies, plugins
 //! loaded in parallel) share one compile or one deserialization.
 //!
-//! The cache is process-wide: the binary [`install`]s one at startup, and
-//! every [`compile`] goes through it. Without one (the default, and what
-//! library users and unit tests get) `compile` just compiles.
+//! A cache belongs to whoever makes it: a [`Sandbox`](crate::Sandbox)
+//! compiles through the one its [options](crate::SandboxOptions::cache)
+//! name, and without one (the default, and what library users and unit
+//! tests get) it just compiles. Sandboxes may share a cache (it is behind an
+//! `Arc`), and then share its overlapping loads too.
 
 use std::collections::HashMap;
 use std::hash::Hasher;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use anyhow::{Context as _, Result};
 use wasmtime::Engine;
 use wasmtime::component::Component;
-
-/// The process-wide cache, if one is installed.
-static INSTALLED: RwLock<Option<Arc<CompileCache>>> = RwLock::new(None);
-
-/// Makes every later [`compile`] use `cache` (or compile directly, for `None`).
-pub fn install(cache: Option<CompileCache>) {
-    *INSTALLED.write().unwrap() = cache.map(Arc::new);
-}
-
-/// The installed cache, if any.
-pub fn installed() -> Option<Arc<CompileCache>> {
-    INSTALLED.read().unwrap().clone()
-}
-
-/// Compiles a component through the installed cache, if any. CPU-heavy on a
-/// miss: call it off the async runtime.
-pub fn compile(engine: &Engine, bytes: &[u8]) -> Result<Component> {
-    match installed() {
-        Some(cache) => cache.compile(engine, bytes),
-        None => Ok(Component::new(engine, bytes)?),
-    }
-}
 
 /// The cache the command line asks for: none when `disabled`, else one in
 /// `dir`, else in the [default folder](default_dir) when there is one.

@@ -22,6 +22,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::bindings::{self, PluginPre, tools, types};
+use crate::cache::CompileCache;
 use crate::capture::Captured;
 use crate::http::HttpPolicy;
 use crate::limits::Limits;
@@ -172,6 +173,9 @@ pub struct SandboxOptions {
     pub global_rate: f64,
     /// Log each call's arguments in the audit log (off: they may be private).
     pub log_arguments: bool,
+    /// Where compiled plugins are kept between runs; `None` (the default):
+    /// every plugin is compiled at every load.
+    pub cache: Option<Arc<CompileCache>>,
 }
 
 impl Default for SandboxOptions {
@@ -179,6 +183,7 @@ impl Default for SandboxOptions {
         SandboxOptions {
             global_rate: 5000.0,
             log_arguments: false,
+            cache: None,
         }
     }
 }
@@ -243,10 +248,13 @@ impl Sandbox {
         self.global.take()
     }
 
-    /// Compiles a component, through the compile cache when one is
-    /// installed. CPU-heavy on a miss: call it off the async runtime.
+    /// Compiles a component, through the compile cache when the options
+    /// name one. CPU-heavy on a miss: call it off the async runtime.
     pub fn compile(&self, bytes: &[u8]) -> Result<Component> {
-        crate::cache::compile(&self.engine, bytes)
+        match &self.options.cache {
+            Some(cache) => cache.compile(&self.engine, bytes),
+            None => Ok(Component::new(&self.engine, bytes)?),
+        }
     }
 
     /// Resolves a component's imports once, so that each call only instantiates.
