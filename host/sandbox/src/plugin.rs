@@ -7,7 +7,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context as _, Result, anyhow};
@@ -148,7 +147,7 @@ impl Plugin {
             outcome: outcome.label(),
             arguments: self.sandbox.options().log_arguments.then_some(arguments),
         };
-        after_answer(move || {
+        self.sandbox.after_answer(move || {
             drop(spent);
             audit.log();
         });
@@ -293,44 +292,6 @@ impl Plugin {
                 group_digits(units)
             )),
         }
-    }
-}
-
-/// Work from calls whose answers are on their way, not yet run; beyond
-/// [`MAX_WAITING`], a call does its own at once. (A caller making calls back
-/// to back in one task, never yielding, would otherwise hold every spent
-/// instance until it yields, and exhaust the instance pool.)
-static WAITING: AtomicUsize = AtomicUsize::new(0);
-const MAX_WAITING: usize = 64;
-
-/// Runs `work` once the answer of the call at hand is on its way.
-///
-/// The work goes to a task of its own, spawned from the call's task: the
-/// runtime puts a task spawned on a worker in that worker's next-to-run
-/// slot, which other workers cannot steal, so it runs on the same thread
-/// as soon as the call's task, which goes on to write the answer, is done.
-fn after_answer(work: impl FnOnce() + Send + 'static) {
-    /// Counts one waiting piece of work for as long as it lives.
-    struct Waiting;
-    impl Waiting {
-        fn enter() -> Option<Waiting> {
-            let waiting = Waiting;
-            (WAITING.fetch_add(1, Ordering::Relaxed) < MAX_WAITING).then_some(waiting)
-        }
-    }
-    impl Drop for Waiting {
-        fn drop(&mut self) {
-            WAITING.fetch_sub(1, Ordering::Relaxed);
-        }
-    }
-    match (tokio::runtime::Handle::try_current(), Waiting::enter()) {
-        (Ok(runtime), Some(waiting)) => {
-            runtime.spawn(async move {
-                work();
-                drop(waiting);
-            });
-        }
-        _ => work(),
     }
 }
 

@@ -21,6 +21,7 @@ use wasmtime::{
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use crate::after_answer::AfterAnswer;
 use crate::bindings::{self, PluginPre, tools, types};
 use crate::cache::CompileCache;
 use crate::capture::Captured;
@@ -198,6 +199,9 @@ pub struct Sandbox {
     /// Schema validations too large to run on an async worker run on a
     /// blocking thread, one at a time (see `plugin::validation`).
     heavy_validations: tokio::sync::Semaphore,
+    /// Calls' work left for after their answers (spent instances of this
+    /// engine's pool among it).
+    after_answer: AfterAnswer,
 }
 
 impl Sandbox {
@@ -227,6 +231,7 @@ impl Sandbox {
             options,
             global,
             heavy_validations: tokio::sync::Semaphore::new(1),
+            after_answer: AfterAnswer::default(),
         }))
     }
 
@@ -241,6 +246,12 @@ impl Sandbox {
     /// Admits one heavy schema validation at a time.
     pub fn heavy_validations(&self) -> &tokio::sync::Semaphore {
         &self.heavy_validations
+    }
+
+    /// Runs `work` (a spent instance's drop, an audit line) once the answer
+    /// of the call at hand is on its way; see [`AfterAnswer`].
+    pub(crate) fn after_answer(&self, work: impl FnOnce() + Send + 'static) {
+        self.after_answer.run(work);
     }
 
     /// Takes a token from the server-wide bucket, or says when to retry.
