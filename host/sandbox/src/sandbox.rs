@@ -124,6 +124,8 @@ impl fmt::Display for Failure {
     }
 }
 
+impl std::error::Error for Failure {}
+
 /// An instance whose call is over. Dropping it resets its memory and
 /// tables for the next call in its pool slot (the pages the call dirtied)
 /// and frees the call's WASI context: work that the answer need not wait for.
