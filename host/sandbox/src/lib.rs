@@ -31,7 +31,7 @@ pub mod units;
 mod validation;
 
 pub use limits::Limits;
-pub use manifest::Manifest;
+pub use manifest::{Manifest, ManifestError};
 pub use metadata::{is_valid_tool_name, printable};
 pub use plugin::{Inspection, Plugin, inspect, plugin_name};
 pub use sandbox::{Failure, Sandbox, SandboxOptions, engine_config};
