@@ -60,8 +60,7 @@ impl Plugin {
             .await?
             .context("not a valid WebAssembly component")?;
         let manifest = Manifest::for_plugin(path)?;
-        imports::check(sandbox.engine(), &component, &manifest)
-            .map_err(|refused| anyhow!(refused))?;
+        imports::check(sandbox.engine(), &component, &manifest)?;
         let pre = sandbox
             .prepare(&component)
             .context("the component's imports cannot be satisfied")?;
