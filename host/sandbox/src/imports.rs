@@ -120,3 +120,25 @@ fn verdict(name: &str, manifest: &Manifest) -> Verdict {
         _ => Verdict::Unknown,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refused_imports_name_each_import_and_what_would_allow_it() {
+        let refused = RefusedImports {
+            refused: vec![
+                (
+                    "wasi:http/outgoing-handler@0.2.0".into(),
+                    verdict("wasi:http/outgoing-handler@0.2.0", &Manifest::default()),
+                ),
+                ("acme:secret/vault".into(), Verdict::Unknown),
+            ],
+        };
+        assert_eq!(
+            refused.to_string(),
+            "imports `wasi:http/outgoing-handler@0.2.0`, which needs a grant in its manifest: [http] allow = [\"host.example.com\"]; imports `acme:secret/vault`, which Corral does not provide"
+        );
+    }
+}
