@@ -187,6 +187,7 @@ fn main() -> ExitCode {
     let options = SandboxOptions {
         global_rate: cli.global_rate,
         log_arguments: cli.log_arguments,
+        cache: None, // configured in `run`, once the options are checked
     };
     match runtime.block_on(run(cli.command, options, cli.cache_dir, cli.no_cache)) {
         Ok(code) => code,
@@ -213,15 +214,15 @@ fn init_logging(level: Option<&str>) {
 
 async fn run(
     command: Command,
-    options: SandboxOptions,
+    mut options: SandboxOptions,
     cache_dir: Option<PathBuf>,
     no_cache: bool,
 ) -> Result<ExitCode> {
     if !(options.global_rate.is_finite() && options.global_rate > 0.0) {
         bail!("--global-rate must be a positive number");
     }
+    options.cache = cache::configured(cache_dir, no_cache).map(Arc::new);
     let sandbox = Sandbox::new(options)?;
-    cache::install(cache::configured(cache_dir, no_cache));
     match command {
         Command::Serve {
             dir,

@@ -25,43 +25,23 @@
 //! Loads of the same component that overlap (a folder of copies, plugins
 //! loaded in parallel) share one compile or one deserialization.
 //!
-//! The cache is process-wide: the binary [`install`]s one at startup, and
-//! every [`compile`] goes through it. Without one (the default, and what
-//! library users and unit tests get) `compile` just compiles.
+//! A cache belongs to whoever makes it: a [`Sandbox`](crate::Sandbox)
+//! compiles through the one its [options](crate::SandboxOptions::cache)
+//! name, and without one (the default, and what library users and unit
+//! tests get) it just compiles. Sandboxes may share a cache (it is behind an
+//! `Arc`), and then share its overlapping loads too.
 
 use std::collections::HashMap;
 use std::hash::Hasher;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use anyhow::{Context as _, Result};
 use wasmtime::Engine;
 use wasmtime::component::Component;
-
-/// The process-wide cache, if one is installed.
-static INSTALLED: RwLock<Option<Arc<CompileCache>>> = RwLock::new(None);
-
-/// Makes every later [`compile`] use `cache` (or compile directly, for `None`).
-pub fn install(cache: Option<CompileCache>) {
-    *INSTALLED.write().unwrap() = cache.map(Arc::new);
-}
-
-/// The installed cache, if any.
-pub fn installed() -> Option<Arc<CompileCache>> {
-    INSTALLED.read().unwrap().clone()
-}
-
-/// Compiles a component through the installed cache, if any. CPU-heavy on a
-/// miss: call it off the async runtime.
-pub fn compile(engine: &Engine, bytes: &[u8]) -> Result<Component> {
-    match installed() {
-        Some(cache) => cache.compile(engine, bytes),
-        None => Ok(Component::new(engine, bytes)?),
-    }
-}
 
 /// The cache the command line asks for: none when `disabled`, else one in
 /// `dir`, else in the [default folder](default_dir) when there is one.
@@ -98,6 +78,8 @@ pub struct CompileCache {
     warned: AtomicBool,
     /// Loads in progress, by entry key.
     loading: Mutex<HashMap<String, SharedLoad>>,
+    /// Temporary files made so far, numbering the next one.
+    temporaries: AtomicU64,
 }
 
 /// Where one component's entry lives.
@@ -119,6 +101,7 @@ impl CompileCache {
             dir: dir.into(),
             warned: AtomicBool::new(false),
             loading: Mutex::new(HashMap::new()),
+            temporaries: AtomicU64::new(0),
         }
     }
 
@@ -231,33 +214,46 @@ impl CompileCache {
         let folder = entry.artifact.parent().expect("entries live in a folder");
         std::fs::create_dir_all(folder)
             .with_context(|| format!("creating {}", folder.display()))?;
-        write_by_rename(&entry.artifact, artifact)?;
-        write_by_rename(&entry.digest, blake3::hash(artifact).to_hex().as_bytes())?;
+        self.write_by_rename(&entry.artifact, artifact)?;
+        self.write_by_rename(&entry.digest, blake3::hash(artifact).to_hex().as_bytes())?;
         Ok(())
     }
-}
 
-/// Writes `bytes` to a fresh temporary file beside `path`, then renames it
-/// over `path`, so that readers see the old file or the whole new one. No
-/// fsync: after a crash, a torn entry fails its digest and is rewritten.
-fn write_by_rename(path: &Path, bytes: &[u8]) -> Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(format!(
-        ".tmp-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let temporary = PathBuf::from(temporary);
-    let written = (|| {
-        let mut file = std::fs::File::create(&temporary)?;
-        file.write_all(bytes)?;
-        std::fs::rename(&temporary, path)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
+    /// Writes `bytes` to a fresh temporary file beside `path`, then renames
+    /// it over `path`, so that readers see the old file or the whole new
+    /// one. No fsync: after a crash, a torn entry fails its digest and is
+    /// rewritten.
+    fn write_by_rename(&self, path: &Path, bytes: &[u8]) -> Result<()> {
+        let (temporary, written) = loop {
+            let mut temporary = path.as_os_str().to_owned();
+            temporary.push(format!(
+                ".tmp-{}-{}",
+                std::process::id(),
+                self.temporaries.fetch_add(1, Ordering::Relaxed)
+            ));
+            let temporary = PathBuf::from(temporary);
+            // A name of its own: another cache on the same folder (in this
+            // process, with its own count) may be writing the same entry.
+            let file = std::fs::File::options()
+                .write(true)
+                .create_new(true)
+                .open(&temporary);
+            let written = match file {
+                Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(err) => Err(err),
+                Ok(mut file) => {
+                    let written = file.write_all(bytes);
+                    drop(file);
+                    written.and_then(|()| std::fs::rename(&temporary, path))
+                }
+            };
+            break (temporary, written);
+        };
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temporary);
+        }
+        written.with_context(|| format!("writing {}", path.display()))
     }
-    written.with_context(|| format!("writing {}", path.display()))
 }
 
 /// Feeds what a `Hash` implementation writes into BLAKE3: a digest that,
@@ -350,6 +346,32 @@ mod tests {
             .compile(&Engine::new(&config).unwrap(), EMPTY_COMPONENT)
             .unwrap();
         assert_eq!(artifacts(dir.path()).len(), 2);
+    }
+
+    #[test]
+    fn two_caches_on_one_folder_write_the_same_entry_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::default();
+        let caches = [CompileCache::new(dir.path()), CompileCache::new(dir.path())];
+        std::thread::scope(|scope| {
+            for cache in &caches {
+                let engine = &engine;
+                scope.spawn(move || {
+                    for _ in 0..20 {
+                        cache
+                            .store(&cache.entry(engine, EMPTY_COMPONENT), b"artifact")
+                            .unwrap();
+                    }
+                });
+            }
+        });
+        let written = artifacts(dir.path());
+        assert_eq!(written.len(), 1);
+        assert_eq!(std::fs::read(&written[0]).unwrap(), b"artifact");
+        let files = std::fs::read_dir(written[0].parent().unwrap())
+            .unwrap()
+            .count();
+        assert_eq!(files, 2, "the artifact and its digest, no temporary left");
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! grant: the filesystem shows only granted directories, sockets refuse every
 //! connection, the environment holds only granted variables.
 
+use std::fmt;
+
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
@@ -45,24 +47,49 @@ pub fn review(
         .collect()
 }
 
-/// Refuses the component, naming each refused import and what would allow it.
-pub fn check(engine: &Engine, component: &Component, manifest: &Manifest) -> Result<(), String> {
-    let refused: Vec<String> = review(engine, component, manifest)
+/// Refuses the component when any of its imports is not allowed.
+pub fn check(
+    engine: &Engine,
+    component: &Component,
+    manifest: &Manifest,
+) -> Result<(), RefusedImports> {
+    let refused: Vec<(String, Verdict)> = review(engine, component, manifest)
         .into_iter()
         .filter(|(_, verdict)| !verdict.allowed())
-        .map(|(name, verdict)| match verdict {
-            Verdict::NeedsGrant { grant, .. } => {
-                format!("imports `{name}`, which needs a grant in its manifest: {grant}")
-            }
-            _ => format!("imports `{name}`, which Corral does not provide"),
-        })
         .collect();
     if refused.is_empty() {
         Ok(())
     } else {
-        Err(refused.join("; "))
+        Err(RefusedImports { refused })
     }
 }
+
+/// The imports a component was refused for, each with its verdict (never
+/// empty). The message names each and what would allow it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedImports {
+    pub refused: Vec<(String, Verdict)>,
+}
+
+impl fmt::Display for RefusedImports {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (name, verdict)) in self.refused.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            match verdict {
+                Verdict::NeedsGrant { grant, .. } => write!(
+                    f,
+                    "imports `{name}`, which needs a grant in its manifest: {grant}"
+                )?,
+                _ => write!(f, "imports `{name}`, which Corral does not provide")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for RefusedImports {}
 
 fn verdict(name: &str, manifest: &Manifest) -> Verdict {
     let interface = name.split('@').next().unwrap_or(name);
@@ -91,5 +118,27 @@ fn verdict(name: &str, manifest: &Manifest) -> Verdict {
             granted: manifest.http.is_some(),
         },
         _ => Verdict::Unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refused_imports_name_each_import_and_what_would_allow_it() {
+        let refused = RefusedImports {
+            refused: vec![
+                (
+                    "wasi:http/outgoing-handler@0.2.0".into(),
+                    verdict("wasi:http/outgoing-handler@0.2.0", &Manifest::default()),
+                ),
+                ("acme:secret/vault".into(), Verdict::Unknown),
+            ],
+        };
+        assert_eq!(
+            refused.to_string(),
+            "imports `wasi:http/outgoing-handler@0.2.0`, which needs a grant in its manifest: [http] allow = [\"host.example.com\"]; imports `acme:secret/vault`, which Corral does not provide"
+        );
     }
 }

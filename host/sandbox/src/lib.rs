@@ -8,9 +8,11 @@
 //! the arguments against the tool's [`schema`] ([`validation`]), runs in the
 //! [`sandbox`] under its [`limits`] ([`quota`] for rates, [`capture`] for
 //! the guest's output streams, [`http`] for granted outgoing requests), and
-//! checks what came back ([`output`]). The results are `corral-tool` values:
+//! checks what came back ([`output`]); what the answer need not wait for
+//! follows it ([`after_answer`]). The results are `corral-tool` values:
 //! this crate knows nothing of the protocol that serves them.
 
+mod after_answer;
 mod bindings;
 pub mod cache;
 mod capture;
@@ -29,7 +31,7 @@ pub mod units;
 mod validation;
 
 pub use limits::Limits;
-pub use manifest::Manifest;
+pub use manifest::{Manifest, ManifestError};
 pub use metadata::{is_valid_tool_name, printable};
 pub use plugin::{Inspection, Plugin, inspect, plugin_name};
 pub use sandbox::{Failure, Sandbox, SandboxOptions, engine_config};

@@ -32,10 +32,10 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Result, anyhow};
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -72,6 +72,45 @@ pub struct HttpGrant {
     pub allow: Vec<String>,
 }
 
+/// Why a plugin's manifest was refused. The message names the file, and
+/// the line when the fault is in its text.
+#[derive(Debug)]
+pub enum ManifestError {
+    /// The manifest is there but cannot be read.
+    Unreadable {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// The manifest's text is wrong: not TOML, an unknown key, a bad value.
+    Invalid {
+        path: PathBuf,
+        /// The line of the offending value, counting from 1, when known.
+        line: Option<usize>,
+        reason: String,
+    },
+}
+
+impl fmt::Display for ManifestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ManifestError::Unreadable { path, error } => {
+                write!(f, "reading {}: {error}", path.display())
+            }
+            ManifestError::Invalid { path, line, reason } => {
+                write!(f, "{}", path.display())?;
+                if let Some(line) = line {
+                    write!(f, ":{line}")?;
+                }
+                write!(f, ": {reason}")
+            }
+        }
+    }
+}
+
+/// The I/O error is part of the message, not a source: a chain printed in
+/// full (`{:#}`) would show it twice.
+impl std::error::Error for ManifestError {}
+
 impl Manifest {
     /// The manifest path for a plugin file: same stem, `.toml`.
     pub fn path_for(plugin: &Path) -> PathBuf {
@@ -79,24 +118,23 @@ impl Manifest {
     }
 
     /// Reads the manifest beside `plugin`, or the defaults when there is none.
-    pub fn for_plugin(plugin: &Path) -> Result<Manifest> {
+    pub fn for_plugin(plugin: &Path) -> Result<Manifest, ManifestError> {
         let path = Self::path_for(plugin);
         match std::fs::read_to_string(&path) {
             Ok(text) => Self::parse(&text, &path),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Manifest::default()),
-            Err(err) => Err(anyhow!("reading {}: {err}", path.display())),
+            Err(error) => Err(ManifestError::Unreadable { path, error }),
         }
     }
 
     /// Parses manifest `text` read from `path` (relative directory grants
     /// resolve against the path's folder).
-    pub fn parse(text: &str, path: &Path) -> Result<Manifest> {
+    pub fn parse(text: &str, path: &Path) -> Result<Manifest, ManifestError> {
         // Every error names the file and the line of the offending value.
-        let at = |span: Option<std::ops::Range<usize>>, reason: &str| {
-            let line = span
-                .map(|span| format!(":{}", text[..span.start].matches('\n').count() + 1))
-                .unwrap_or_default();
-            anyhow!("{}{line}: {}", path.display(), reason.trim())
+        let at = |span: Option<std::ops::Range<usize>>, reason: &str| ManifestError::Invalid {
+            path: path.to_owned(),
+            line: span.map(|span| text[..span.start].matches('\n').count() + 1),
+            reason: reason.trim().to_owned(),
         };
         let raw: RawManifest = toml::from_str(text).map_err(|err| at(err.span(), err.message()))?;
         let folder = path.parent().unwrap_or(Path::new("."));
@@ -423,7 +461,7 @@ fn split_host_port(entry: &str) -> (&str, Option<u16>) {
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> Result<Manifest> {
+    fn parse(text: &str) -> Result<Manifest, ManifestError> {
         Manifest::parse(text, Path::new("/tmp/plugin.toml"))
     }
 
@@ -475,6 +513,16 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("not a host name"), "{err}");
+    }
+
+    #[test]
+    fn an_unreadable_manifest_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("plugin.toml")).unwrap();
+        let err = Manifest::for_plugin(&dir.path().join("plugin.wasm")).unwrap_err();
+        assert!(matches!(err, ManifestError::Unreadable { .. }), "{err:?}");
+        let prefix = format!("reading {}: ", dir.path().join("plugin.toml").display());
+        assert!(err.to_string().starts_with(&prefix), "{err}");
     }
 
     #[test]

@@ -7,11 +7,11 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context as _, Result, anyhow};
 use serde_json::{Map, Value};
+use tokio::sync::OwnedSemaphorePermit;
 
 use corral_tool::{CallEvent, CallOutput, Content, EventSink, LogLevel, ToolDef};
 
@@ -60,8 +60,7 @@ impl Plugin {
             .await?
             .context("not a valid WebAssembly component")?;
         let manifest = Manifest::for_plugin(path)?;
-        imports::check(sandbox.engine(), &component, &manifest)
-            .map_err(|refused| anyhow!(refused))?;
+        imports::check(sandbox.engine(), &component, &manifest)?;
         let pre = sandbox
             .prepare(&component)
             .context("the component's imports cannot be satisfied")?;
@@ -127,7 +126,13 @@ impl Plugin {
         events: Option<EventSink>,
     ) -> CallOutput {
         let started = Instant::now();
-        let (arguments, (output, outcome, fuel, spent)) = self
+        let CallRecord {
+            output,
+            outcome,
+            fuel_used,
+            spent,
+            arguments,
+        } = self
             .run(index, Value::Object(arguments), events.clone())
             .await;
         if outcome.is_host_event()
@@ -144,94 +149,46 @@ impl Plugin {
             plugin: self.name.clone(),
             tool: self.tools[index].def.name.clone(),
             elapsed_us: started.elapsed().as_micros() as u64,
-            fuel,
+            fuel: fuel_used,
             outcome: outcome.label(),
             arguments: self.sandbox.options().log_arguments.then_some(arguments),
         };
-        after_answer(move || {
+        self.sandbox.after_answer(move || {
             drop(spent);
             audit.log();
         });
         output
     }
 
-    /// The call itself: its output, the audit outcome, and the fuel it used
-    /// (with the arguments handed back, for the audit log).
-    async fn run(
-        &self,
-        index: usize,
-        arguments: Value,
-        events: Option<EventSink>,
-    ) -> (Value, (CallOutput, Outcome, u64, Option<Spent>)) {
+    /// The call itself: admission, argument validation, the sandboxed run
+    /// and the checks on what it returned.
+    async fn run(&self, index: usize, arguments: Value, events: Option<EventSink>) -> CallRecord {
         let tool = &self.tools[index];
         let name = &tool.def.name;
         let limits = &self.manifest.limits;
-        let Ok(_permit) = self.running.clone().try_acquire_owned() else {
-            let message = format!(
-                "Tool `{name}` refused: concurrency limit of {} calls reached for plugin `{}`; retry when a call finishes",
-                limits.concurrency, self.name
-            );
-            return (
-                arguments,
-                (
-                    CallOutput::error(message),
-                    Outcome::Refused("concurrency-limit"),
-                    0,
-                    None,
-                ),
-            );
+        let _permit = match self.admit(index) {
+            Ok(permit) => permit,
+            Err(refusal) => return CallRecord::refused(refusal, arguments),
         };
-        if let Err(wait) = self.sandbox.take_global_token() {
-            let message = format!(
-                "Tool `{name}` refused: the server's rate limit of {} calls per second is reached; retry in {}",
-                self.sandbox.options().global_rate,
-                retry_after(wait)
-            );
-            return (
-                arguments,
-                (
-                    CallOutput::error(message),
-                    Outcome::Refused("rate-limit"),
-                    0,
-                    None,
-                ),
-            );
-        }
-        if let Err(wait) = self.buckets[index].take() {
-            let message = format!(
-                "Tool `{name}` refused: rate limit of {} calls per second reached; retry in {}",
-                self.buckets[index].rate(),
-                retry_after(wait)
-            );
-            return (
-                arguments,
-                (
-                    CallOutput::error(message),
-                    Outcome::Refused("rate-limit"),
-                    0,
-                    None,
-                ),
-            );
-        }
         let budget = limits.validation_units;
         let heavy = self.sandbox.heavy_validations();
         let (arguments, verdict) =
             validation::validate(&tool.input, arguments, budget, heavy).await;
         if let Err(rejection) = verdict {
-            let (message, outcome) = match rejection {
-                Rejection::Violations(violations) => (
-                    format!("Invalid arguments for tool `{name}`:\n{violations}"),
-                    Outcome::InvalidArguments,
-                ),
-                Rejection::OverBudget(units) => (
-                    format!(
+            let refusal = match rejection {
+                Rejection::Violations(violations) => Refusal {
+                    message: format!("Invalid arguments for tool `{name}`:\n{violations}"),
+                    outcome: Outcome::InvalidArguments,
+                },
+                Rejection::OverBudget(units) => Refusal {
+                    message: format!(
                         "Invalid arguments for tool `{name}`: checking them against its input schema would take more than the validation budget of {} work units (the arguments are too large, or the schema too intricate, for the plugin's `validation` limit)",
                         group_digits(units)
                     ),
-                    Outcome::Refused("validation-limit"),
-                ),
+                    outcome: Outcome::Refused("validation-limit"),
+                },
             };
-            return (arguments, (CallOutput::error(message), outcome, 0, None));
+            return CallRecord::refused(refusal, arguments);
         }
         let arguments_text = arguments.to_string();
         // Boxed: the sandbox's future is most of a call's state (kilobytes
@@ -246,7 +203,7 @@ impl Plugin {
             events,
         ))
         .await;
-        let ran = match run {
+        let (output, outcome, fuel_used) = match run {
             Ok(run) => {
                 let output = output::check(run.value, tool, limits);
                 let output = self.check_structured(tool, output).await;
@@ -255,16 +212,63 @@ impl Plugin {
                 } else {
                     Outcome::Ok
                 };
-                (output, outcome, run.fuel_used, spent)
+                (output, outcome, run.fuel_used)
             }
             Err(failure) => {
                 tracing::warn!(plugin = %self.name, tool = %name, "call failed: {failure}");
                 let outcome = Outcome::Failed(failure.outcome());
                 let output = CallOutput::error(format!("Tool `{name}` failed: {failure}"));
-                (output, outcome, 0, spent)
+                (output, outcome, 0)
             }
         };
-        (arguments, ran)
+        CallRecord {
+            output,
+            outcome,
+            fuel_used,
+            spent,
+            arguments,
+        }
+    }
+
+    /// Admits a call of tool number `index` under the plugin's concurrency
+    /// limit, the server's rate limit and the tool's own, in that order; the
+    /// permit is held for as long as the call runs.
+    fn admit(&self, index: usize) -> Result<OwnedSemaphorePermit, Refusal> {
+        let name = &self.tools[index].def.name;
+        let refused = |label, message| Refusal {
+            message,
+            outcome: Outcome::Refused(label),
+        };
+        let Ok(permit) = self.running.clone().try_acquire_owned() else {
+            return Err(refused(
+                "concurrency-limit",
+                format!(
+                    "Tool `{name}` refused: concurrency limit of {} calls reached for plugin `{}`; retry when a call finishes",
+                    self.manifest.limits.concurrency, self.name
+                ),
+            ));
+        };
+        if let Err(wait) = self.sandbox.take_global_token() {
+            return Err(refused(
+                "rate-limit",
+                format!(
+                    "Tool `{name}` refused: the server's rate limit of {} calls per second is reached; retry in {}",
+                    self.sandbox.options().global_rate,
+                    retry_after(wait)
+                ),
+            ));
+        }
+        if let Err(wait) = self.buckets[index].take() {
+            return Err(refused(
+                "rate-limit",
+                format!(
+                    "Tool `{name}` refused: rate limit of {} calls per second reached; retry in {}",
+                    self.buckets[index].rate(),
+                    retry_after(wait)
+                ),
+            ));
+        }
+        Ok(permit)
     }
 
     /// Checks a successful result's structured content against the tool's
@@ -296,42 +300,41 @@ impl Plugin {
     }
 }
 
-/// Work from calls whose answers are on their way, not yet run; beyond
-/// [`MAX_WAITING`], a call does its own at once. (A caller making calls back
-/// to back in one task, never yielding, would otherwise hold every spent
-/// instance until it yields, and exhaust the instance pool.)
-static WAITING: AtomicUsize = AtomicUsize::new(0);
-const MAX_WAITING: usize = 64;
+/// What became of one call: its answer, and what the audit log and the
+/// clean-up after the answer need.
+struct CallRecord {
+    /// The answer, for the client.
+    output: CallOutput,
+    /// How the call ended, for the audit log and the client's log.
+    outcome: Outcome,
+    /// Fuel the plugin used: 0 when it did not run, or when the sandbox
+    /// stopped it.
+    fuel_used: u64,
+    /// The instance the plugin ran in, to drop once the answer is on its
+    /// way; `None` when no instance was made.
+    spent: Option<Spent>,
+    /// The arguments, handed back (validation takes them) for the audit log.
+    arguments: Value,
+}
 
-/// Runs `work` once the answer of the call at hand is on its way.
-///
-/// The work goes to a task of its own, spawned from the call's task: the
-/// runtime puts a task spawned on a worker in that worker's next-to-run
-/// slot, which other workers cannot steal, so it runs on the same thread
-/// as soon as the call's task, which goes on to write the answer, is done.
-fn after_answer(work: impl FnOnce() + Send + 'static) {
-    /// Counts one waiting piece of work for as long as it lives.
-    struct Waiting;
-    impl Waiting {
-        fn enter() -> Option<Waiting> {
-            let waiting = Waiting;
-            (WAITING.fetch_add(1, Ordering::Relaxed) < MAX_WAITING).then_some(waiting)
+impl CallRecord {
+    /// A call turned away before its plugin ran.
+    fn refused(refusal: Refusal, arguments: Value) -> CallRecord {
+        CallRecord {
+            output: CallOutput::error(refusal.message),
+            outcome: refusal.outcome,
+            fuel_used: 0,
+            spent: None,
+            arguments,
         }
     }
-    impl Drop for Waiting {
-        fn drop(&mut self) {
-            WAITING.fetch_sub(1, Ordering::Relaxed);
-        }
-    }
-    match (tokio::runtime::Handle::try_current(), Waiting::enter()) {
-        (Ok(runtime), Some(waiting)) => {
-            runtime.spawn(async move {
-                work();
-                drop(waiting);
-            });
-        }
-        _ => work(),
-    }
+}
+
+/// Why a call was turned away before its plugin ran: the tool execution
+/// error's text, and the outcome for the audit log.
+struct Refusal {
+    message: String,
+    outcome: Outcome,
 }
 
 /// One call's line in the audit log.

@@ -21,7 +21,9 @@ use wasmtime::{
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use crate::after_answer::AfterAnswer;
 use crate::bindings::{self, PluginPre, tools, types};
+use crate::cache::CompileCache;
 use crate::capture::Captured;
 use crate::http::HttpPolicy;
 use crate::limits::Limits;
@@ -122,6 +124,8 @@ impl fmt::Display for Failure {
     }
 }
 
+impl std::error::Error for Failure {}
+
 /// An instance whose call is over. Dropping it resets its memory and
 /// tables for the next call in its pool slot (the pages the call dirtied)
 /// and frees the call's WASI context: work that the answer need not wait for.
@@ -172,6 +176,9 @@ pub struct SandboxOptions {
     pub global_rate: f64,
     /// Log each call's arguments in the audit log (off: they may be private).
     pub log_arguments: bool,
+    /// Where compiled plugins are kept between runs; `None` (the default):
+    /// every plugin is compiled at every load.
+    pub cache: Option<Arc<CompileCache>>,
 }
 
 impl Default for SandboxOptions {
@@ -179,6 +186,7 @@ impl Default for SandboxOptions {
         SandboxOptions {
             global_rate: 5000.0,
             log_arguments: false,
+            cache: None,
         }
     }
 }
@@ -193,6 +201,9 @@ pub struct Sandbox {
     /// Schema validations too large to run on an async worker run on a
     /// blocking thread, one at a time (see `plugin::validation`).
     heavy_validations: tokio::sync::Semaphore,
+    /// Calls' work left for after their answers (spent instances of this
+    /// engine's pool among it).
+    after_answer: AfterAnswer,
 }
 
 impl Sandbox {
@@ -222,6 +233,7 @@ impl Sandbox {
             options,
             global,
             heavy_validations: tokio::sync::Semaphore::new(1),
+            after_answer: AfterAnswer::default(),
         }))
     }
 
@@ -238,15 +250,24 @@ impl Sandbox {
         &self.heavy_validations
     }
 
+    /// Runs `work` (a spent instance's drop, an audit line) once the answer
+    /// of the call at hand is on its way; see [`AfterAnswer`].
+    pub(crate) fn after_answer(&self, work: impl FnOnce() + Send + 'static) {
+        self.after_answer.run(work);
+    }
+
     /// Takes a token from the server-wide bucket, or says when to retry.
     pub fn take_global_token(&self) -> Result<(), Duration> {
         self.global.take()
     }
 
-    /// Compiles a component, through the compile cache when one is
-    /// installed. CPU-heavy on a miss: call it off the async runtime.
+    /// Compiles a component, through the compile cache when the options
+    /// name one. CPU-heavy on a miss: call it off the async runtime.
     pub fn compile(&self, bytes: &[u8]) -> Result<Component> {
-        crate::cache::compile(&self.engine, bytes)
+        match &self.options.cache {
+            Some(cache) => cache.compile(&self.engine, bytes),
+            None => Ok(Component::new(&self.engine, bytes)?),
+        }
     }
 
     /// Resolves a component's imports once, so that each call only instantiates.

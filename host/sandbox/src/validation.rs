@@ -8,12 +8,14 @@
 //! server, so that heavy validations neither stall the workers that answer
 //! `ping` nor take every core at once.
 
+use std::fmt;
 use std::sync::Arc;
 
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
 use crate::schema::{OverBudget, Schema, Violations};
+use crate::units::group_digits;
 
 /// Values that cost at most this many work units are checked where the
 /// call runs (a few hundred microseconds at most).
@@ -27,6 +29,25 @@ pub enum Rejection {
     /// Checking it would cost more than the budget, in work units: it was not checked.
     OverBudget(u64),
 }
+
+impl fmt::Display for Rejection {
+    /// The rejection alone; a call's messages say which value and which
+    /// schema.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Rejection::Violations(violations) => {
+                write!(f, "the value does not match the schema:\n{violations}")
+            }
+            Rejection::OverBudget(units) => write!(
+                f,
+                "checking the value against the schema would take more than the validation budget of {} work units",
+                group_digits(*units)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Rejection {}
 
 /// Checks `value` against `schema` within `budget` work units; hands the
 /// value back with the verdict. `heavy` admits the values checked off the

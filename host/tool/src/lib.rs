@@ -232,6 +232,14 @@ pub type EventSink = Arc<dyn Fn(CallEvent) + Send + Sync>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UnknownTool;
 
+impl std::fmt::Display for UnknownTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("unknown tool")
+    }
+}
+
+impl std::error::Error for UnknownTool {}
+
 /// What the protocol layer needs from the rest of the server.
 pub trait ToolHost: Send + Sync + 'static {
     /// The tools to list, in a deterministic order.

@@ -86,9 +86,19 @@ impl fmt::Display for ShapeError {
     }
 }
 
+impl std::error::Error for ShapeError {}
+
 /// Validating a value would cost more than its budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OverBudget;
+
+impl fmt::Display for OverBudget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("validating the value would cost more than its budget")
+    }
+}
+
+impl std::error::Error for OverBudget {}
 
 impl Graph {
     /// Builds the graph of `schema` and checks its shape: every reference

@@ -22,7 +22,7 @@ use std::fmt::{self, Write as _};
 
 use serde_json::Value;
 
-pub use graph::{MAX_EXPANSION, MAX_IN_PLACE_DEPTH, OverBudget};
+pub use graph::{MAX_EXPANSION, MAX_IN_PLACE_DEPTH, OverBudget, ShapeError};
 
 /// The most violations listed for one value; the rest are counted.
 pub const MAX_LISTED: usize = 20;
@@ -85,16 +85,43 @@ pub enum Unlisted {
     NotSearched,
 }
 
+/// Why a schema does not compile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SchemaError {
+    /// The schema is not a JSON object.
+    NotAnObject,
+    /// The schema does not have `"type": "object"`.
+    NotAnObjectSchema,
+    /// The schema is not valid JSON Schema: the validator's reason, cut to
+    /// [`MAX_MESSAGE_BYTES`].
+    Invalid(String),
+    /// The schema is valid, but its shape cannot be validated within budgets.
+    Shape(ShapeError),
+}
+
+impl fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SchemaError::NotAnObject => f.write_str("the schema must be a JSON object"),
+            SchemaError::NotAnObjectSchema => {
+                f.write_str("the schema must have \"type\": \"object\"")
+            }
+            SchemaError::Invalid(reason) => write!(f, "not a valid JSON Schema: {reason}"),
+            SchemaError::Shape(shape) => shape.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for SchemaError {}
+
 impl Schema {
     /// Compiles `schema`, which must be a JSON object describing an object
     /// (`"type": "object"`), as MCP requires of input and output schemas,
     /// and whose shape can be validated within budgets.
-    pub fn compile_object_schema(schema: &Value) -> Result<Schema, String> {
-        let object = schema
-            .as_object()
-            .ok_or_else(|| "the schema must be a JSON object".to_string())?;
+    pub fn compile_object_schema(schema: &Value) -> Result<Schema, SchemaError> {
+        let object = schema.as_object().ok_or(SchemaError::NotAnObject)?;
         if object.get("type") != Some(&Value::String("object".into())) {
-            return Err("the schema must have \"type\": \"object\"".into());
+            return Err(SchemaError::NotAnObjectSchema);
         }
         let patterns = jsonschema::PatternOptions::regex()
             .size_limit(MAX_PATTERN_BYTES)
@@ -102,8 +129,8 @@ impl Schema {
         let validator = jsonschema::options()
             .with_pattern_options(patterns)
             .build(schema)
-            .map_err(|err| format!("not a valid JSON Schema: {}", bounded(&err)))?;
-        let graph = graph::Graph::build(schema).map_err(|err| err.to_string())?;
+            .map_err(|err| SchemaError::Invalid(bounded(&err)))?;
+        let graph = graph::Graph::build(schema).map_err(SchemaError::Shape)?;
         Ok(Schema { validator, graph })
     }
 
@@ -137,6 +164,8 @@ impl Schema {
         })
     }
 }
+
+impl std::error::Error for Violations {}
 
 impl fmt::Display for Violations {
     /// One line each, for a tool execution error.
@@ -275,7 +304,9 @@ mod tests {
     #[test]
     fn references_that_expand_exponentially_are_refused_naming_where() {
         for combinator in ["anyOf", "allOf", "oneOf"] {
-            let err = Schema::compile_object_schema(&doubling(22, combinator)).unwrap_err();
+            let err = Schema::compile_object_schema(&doubling(22, combinator))
+                .unwrap_err()
+                .to_string();
             // d7 expands to 2^17 - 3 subschemas, d8 to 2^16 - 3: d7 is where
             // the expansion passes the limit.
             assert!(
@@ -299,7 +330,8 @@ mod tests {
             },
             "properties": { "x": { "$ref": "#/$defs/a" } }
         }))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(
             err.contains("loops back to this subschema without descending"),
             "{err}"
@@ -414,7 +446,8 @@ mod tests {
             "type": "object",
             "properties": { "p": { "type": "string", "pattern": "^(?=.*[0-9]).+$" } }
         }))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("not a valid JSON Schema"), "{err}");
     }
 
@@ -444,6 +477,6 @@ mod tests {
             "properties": { "a": { "$ref": "#/$defs/missing" } }
         }))
         .unwrap_err();
-        assert!(!err.is_empty());
+        assert!(!err.to_string().is_empty());
     }
 }
