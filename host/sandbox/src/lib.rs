@@ -4,12 +4,12 @@
 //!
 //! A [`Plugin`] is loaded once ([`plugin`]: compile through the [`cache`],
 //! check its imports against its [`manifest`]'s grants in [`imports`], read
-//! and bound its tools' metadata in [`metadata`]); each call then validates
-//! the arguments against the tool's [`schema`] ([`validation`]), runs in the
-//! [`sandbox`] under its [`limits`] ([`quota`] for rates, [`capture`] for
-//! the guest's output streams, [`http`] for granted outgoing requests), and
-//! checks what came back ([`output`]); what the answer need not wait for
-//! follows it ([`after_answer`]). The results are `corral-tool` values:
+//! and bound its tools' metadata in `metadata`); each call then validates
+//! the arguments against the tool's [`schema`] (`validation`), runs in the
+//! [`sandbox`] under its [`limits`] (`quota` for rates, `capture` for
+//! the guest's output streams, `http` for granted outgoing requests), and
+//! checks what came back (`output`); what the answer need not wait for
+//! follows it (`after_answer`). The results are `corral-tool` values:
 //! this crate knows nothing of the protocol that serves them.
 
 mod after_answer;

@@ -199,7 +199,7 @@ pub struct Sandbox {
     options: SandboxOptions,
     global: TokenBucket,
     /// Schema validations too large to run on an async worker run on a
-    /// blocking thread, one at a time (see `plugin::validation`).
+    /// blocking thread, one at a time (see `validation`).
     heavy_validations: tokio::sync::Semaphore,
     /// Calls' work left for after their answers (spent instances of this
     /// engine's pool among it).

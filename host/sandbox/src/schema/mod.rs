@@ -7,7 +7,7 @@
 //!
 //! A schema comes from a plugin and a value from a client or a plugin, so
 //! neither may make the host work without bound:
-//! - the schema's shape is checked when it is compiled ([`graph`]): no
+//! - the schema's shape is checked when it is compiled (`graph`): no
 //!   reference that loops without descending into the value, no references
 //!   that expand exponentially;
 //! - each value's cost is counted on that shape before the validator runs,
@@ -134,7 +134,7 @@ impl Schema {
         Ok(Schema { validator, graph })
     }
 
-    /// The work units validating `value` may take (see [`graph`]), or
+    /// The work units validating `value` may take (see `graph`), or
     /// [`OverBudget`] once they pass `budget`. Costs at most `budget` steps.
     pub fn cost(&self, value: &Value, budget: u64) -> Result<u64, OverBudget> {
         self.graph.cost(value, budget)
