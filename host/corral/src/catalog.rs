@@ -245,22 +245,38 @@ pub async fn load_all(
         .collect()
 }
 
+/// A folder's plugins as loaded.
+#[derive(Debug)]
+pub struct LoadedDir {
+    /// What serves.
+    pub snapshot: Snapshot,
+    /// The files that failed to load (each reported with its reason).
+    pub failed: Vec<PathBuf>,
+}
+
 /// Loads every plugin in `dir` in parallel. A plugin that fails to load is
 /// reported, naming the file and the reason, and left out.
-pub async fn load_dir(sandbox: &Arc<Sandbox>, dir: &Path, reports: &Reports) -> Result<Snapshot> {
+pub async fn load_dir(sandbox: &Arc<Sandbox>, dir: &Path, reports: &Reports) -> Result<LoadedDir> {
     let files = plugin_files(dir)?;
     let mut plugins = Vec::new();
+    let mut failed = Vec::new();
     for (path, result) in load_all(sandbox, files).await {
         match result {
             Ok(plugin) => plugins.push(Arc::new(plugin)),
-            Err(err) => reports.report(
-                LogLevel::Error,
-                format!("skipping plugin {}: {err:#}", path.display()),
-            ),
+            Err(err) => {
+                reports.report(
+                    LogLevel::Error,
+                    format!("skipping plugin {}: {err:#}", path.display()),
+                );
+                failed.push(path);
+            }
         }
     }
     if plugins.is_empty() {
         tracing::warn!("no plugin loaded from {}", dir.display());
     }
-    Ok(Snapshot::new(plugins))
+    Ok(LoadedDir {
+        snapshot: Snapshot::new(plugins),
+        failed,
+    })
 }

@@ -41,6 +41,6 @@ impl ToolHost for FolderHost {
     ) -> Result<CallOutput, UnknownTool> {
         let snapshot = self.catalog.snapshot();
         let (plugin, index) = snapshot.route(name).ok_or(UnknownTool)?;
-        Ok(plugin.call(index, arguments, events).await)
+        Ok(plugin.call(index, name, arguments, events).await)
     }
 }

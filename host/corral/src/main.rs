@@ -112,7 +112,10 @@ async fn shutdown_signal() {
 #[derive(Parser)]
 #[command(version, about)]
 struct Cli {
-    /// Log level for stderr (error, warn, info, debug, trace, or a RUST_LOG filter).
+    /// Log level for stderr: error, warn, info, debug or trace for Corral and
+    /// its plugins (libraries underneath log warnings only), or a RUST_LOG
+    /// filter such as `plugin=debug` (only what plugins log) or
+    /// `info,wasmtime=debug`.
     #[arg(long, global = true, env = "CORRAL_LOG")]
     log_level: Option<String>,
     /// Include each call's arguments in the audit log (they may be private).
@@ -151,6 +154,9 @@ enum Command {
         http: HttpFlags,
     },
     /// Print the tools that `serve DIR` would offer.
+    ///
+    /// Exits with 1 when a plugin in DIR fails to load (each reason is
+    /// printed on stderr), so that a plugin's CI can gate on it.
     List {
         /// The plugin folder.
         dir: PathBuf,
@@ -199,11 +205,42 @@ fn main() -> ExitCode {
 }
 
 /// Logs go to stderr only: stdout is the protocol.
-fn init_logging(level: Option<&str>) {
-    let filter = match level {
-        Some(level) => EnvFilter::new(level),
-        None => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+/// Corral's own log targets, plugins' included: a plain level applies to
+/// these, while the libraries underneath (wasmtime, cranelift, hyper, the
+/// watcher) log warnings and errors only, so that `--log-level debug`
+/// shows Corral and its plugins, not the engine's internals. A full filter
+/// (`--log-level wasmtime=debug`, or RUST_LOG) reaches anything.
+const OWN_LOG_TARGETS: [&str; 5] = [
+    "corral",
+    "corral_mcp",
+    "corral_sandbox",
+    "corral_tool",
+    corral_sandbox::PLUGIN_TARGET,
+];
+
+/// The filter for `--log-level` (or CORRAL_LOG, then RUST_LOG).
+fn log_filter(level: Option<&str>) -> EnvFilter {
+    let own_level = |level: &str| {
+        let directives: Vec<String> = OWN_LOG_TARGETS
+            .iter()
+            .map(|target| format!("{target}={level}"))
+            .collect();
+        EnvFilter::new(format!("warn,{}", directives.join(",")))
     };
+    let is_plain_level = |text: &str| {
+        ["error", "warn", "info", "debug", "trace"]
+            .iter()
+            .any(|plain| text.eq_ignore_ascii_case(plain))
+    };
+    match level {
+        Some(level) if is_plain_level(level) => own_level(level),
+        Some(filter) => EnvFilter::new(filter),
+        None => EnvFilter::try_from_default_env().unwrap_or_else(|_| own_level("info")),
+    }
+}
+
+fn init_logging(level: Option<&str>) {
+    let filter = log_filter(level);
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -259,9 +296,20 @@ async fn run(
             Ok(ExitCode::SUCCESS)
         }
         Command::List { dir, json } => {
-            let snapshot = load(&sandbox, &dir).await?.catalog.snapshot();
-            print_tools(&snapshot, json);
-            Ok(ExitCode::SUCCESS)
+            let (host, failed) = load(&sandbox, &dir).await?;
+            print_tools(&host.catalog.snapshot(), json);
+            // Every failure was reported with its reason as it happened; the
+            // exit status lets a plugin's CI gate on it.
+            if failed.is_empty() {
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!(
+                    "corral: {} plugin(s) failed to load: {}",
+                    failed.len(),
+                    file_names(&failed)
+                );
+                Ok(ExitCode::FAILURE)
+            }
         }
         Command::Call {
             dir,
@@ -270,10 +318,16 @@ async fn run(
         } => {
             let arguments: Map<String, Value> =
                 serde_json::from_str(&arguments).context("the arguments must be a JSON object")?;
-            let host = load(&sandbox, &dir).await?;
+            let (host, _) = load(&sandbox, &dir).await?;
             let Ok(output) = host.call(&tool, arguments, Some(print_events())).await else {
+                let tools = host.tools();
+                let close = corral_tool::close_names(&tool, tools.iter().map(|t| &*t.name), 3);
+                let hint = match close.as_slice() {
+                    [] => String::new(),
+                    names => format!(" (did you mean `{}`?)", names.join("`, `")),
+                };
                 bail!(
-                    "unknown tool `{tool}`; `corral list {}` shows the tools",
+                    "unknown tool `{tool}`{hint}; `corral list {}` shows the tools",
                     dir.display()
                 );
             };
@@ -297,17 +351,33 @@ async fn run(
     }
 }
 
-/// The plugins of `dir`, loaded once (for `list` and `call`).
-async fn load(sandbox: &Arc<Sandbox>, dir: &Path) -> Result<FolderHost> {
+/// The plugins of `dir`, loaded once (for `list` and `call`), and the
+/// files that failed to load.
+async fn load(sandbox: &Arc<Sandbox>, dir: &Path) -> Result<(FolderHost, Vec<PathBuf>)> {
     if !dir.is_dir() {
         bail!("{} is not a folder", dir.display());
     }
     let reports = Arc::new(Reports::default());
-    let snapshot: Snapshot = catalog::load_dir(sandbox, dir, &reports).await?;
-    Ok(FolderHost {
-        catalog: Arc::new(Catalog::new(snapshot)),
+    let loaded = catalog::load_dir(sandbox, dir, &reports).await?;
+    let host = FolderHost {
+        catalog: Arc::new(Catalog::new(loaded.snapshot)),
         reports,
-    })
+    };
+    Ok((host, loaded.failed))
+}
+
+/// "a.wasm, b.wasm".
+fn file_names(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths
+        .iter()
+        .map(|path| {
+            path.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.join(", ")
 }
 
 fn print_tools(snapshot: &Snapshot, json: bool) {

@@ -140,6 +140,7 @@ impl Reloader {
     pub async fn load_initial(&self) {
         let snapshot = catalog::load_dir(&self.sandbox, &self.dir, &self.reports)
             .await
+            .map(|loaded| loaded.snapshot)
             .unwrap_or_else(|err| {
                 self.reports.report(LogLevel::Error, format!("{err:#}"));
                 Snapshot::default()

@@ -34,4 +34,4 @@ pub use limits::Limits;
 pub use manifest::{Manifest, ManifestError};
 pub use metadata::{is_valid_tool_name, printable};
 pub use plugin::{Inspection, Plugin, inspect, plugin_name};
-pub use sandbox::{Failure, Sandbox, SandboxOptions, engine_config};
+pub use sandbox::{Failure, PLUGIN_TARGET, Sandbox, SandboxOptions, engine_config};

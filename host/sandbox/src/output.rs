@@ -21,9 +21,13 @@ const ROLE_BYTES: usize = 12;
 const NUMBER_BYTES: usize = 8;
 
 /// Converts a plugin's call result and checks its size and the shape of its
-/// structured content.
-pub fn check(result: tools::CallResult, tool: &CheckedTool, limits: &Limits) -> CallOutput {
-    let name = &tool.def.name;
+/// structured content; messages name the tool `name`, as clients see it.
+pub fn check(
+    result: tools::CallResult,
+    tool: &CheckedTool,
+    name: &str,
+    limits: &Limits,
+) -> CallOutput {
     let size = result_size(&result);
     if size > limits.output_bytes {
         return CallOutput::error(format!(

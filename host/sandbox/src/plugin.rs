@@ -112,7 +112,8 @@ impl Plugin {
         &self.manifest
     }
 
-    /// Calls tool number `index` (in [`Plugin::tools`] order) with `arguments`.
+    /// Calls tool number `index` (in [`Plugin::tools`] order), served to
+    /// clients as `name`, with `arguments`.
     ///
     /// Every problem becomes a tool execution error the model can act on:
     /// a rate or concurrency limit (with when to retry), arguments that break
@@ -122,6 +123,7 @@ impl Plugin {
     pub async fn call(
         &self,
         index: usize,
+        name: &str,
         arguments: Map<String, Value>,
         events: Option<EventSink>,
     ) -> CallOutput {
@@ -133,7 +135,7 @@ impl Plugin {
             spent,
             arguments,
         } = self
-            .run(index, Value::Object(arguments), events.clone())
+            .run(index, name, Value::Object(arguments), events.clone())
             .await;
         if outcome.is_host_event()
             && let (Some(events), Some(Content::Text { text, .. })) =
@@ -147,7 +149,7 @@ impl Plugin {
         }
         let audit = Audit {
             plugin: self.name.clone(),
-            tool: self.tools[index].def.name.clone(),
+            tool: name.into(),
             elapsed_us: started.elapsed().as_micros() as u64,
             fuel: fuel_used,
             outcome: outcome.label(),
@@ -162,11 +164,16 @@ impl Plugin {
 
     /// The call itself: admission, argument validation, the sandboxed run
     /// and the checks on what it returned.
-    async fn run(&self, index: usize, arguments: Value, events: Option<EventSink>) -> CallRecord {
+    async fn run(
+        &self,
+        index: usize,
+        name: &str,
+        arguments: Value,
+        events: Option<EventSink>,
+    ) -> CallRecord {
         let tool = &self.tools[index];
-        let name = &tool.def.name;
         let limits = &self.manifest.limits;
-        let _permit = match self.admit(index) {
+        let _permit = match self.admit(index, name) {
             Ok(permit) => permit,
             Err(refusal) => return CallRecord::refused(refusal, arguments),
         };
@@ -198,15 +205,15 @@ impl Plugin {
             &self.pre,
             &self.name,
             &self.manifest,
-            name,
+            &tool.def.name,
             &arguments_text,
             events,
         ))
         .await;
         let (output, outcome, fuel_used) = match run {
             Ok(run) => {
-                let output = output::check(run.value, tool, limits);
-                let output = self.check_structured(tool, output).await;
+                let output = output::check(run.value, tool, name, limits);
+                let output = self.check_structured(tool, name, output).await;
                 let outcome = if output.is_error {
                     Outcome::Error
                 } else {
@@ -233,8 +240,7 @@ impl Plugin {
     /// Admits a call of tool number `index` under the plugin's concurrency
     /// limit, the server's rate limit and the tool's own, in that order; the
     /// permit is held for as long as the call runs.
-    fn admit(&self, index: usize) -> Result<OwnedSemaphorePermit, Refusal> {
-        let name = &self.tools[index].def.name;
+    fn admit(&self, index: usize, name: &str) -> Result<OwnedSemaphorePermit, Refusal> {
         let refused = |label, message| Refusal {
             message,
             outcome: Outcome::Refused(label),
@@ -273,14 +279,18 @@ impl Plugin {
 
     /// Checks a successful result's structured content against the tool's
     /// output schema, within the validation budget.
-    async fn check_structured(&self, tool: &CheckedTool, mut output: CallOutput) -> CallOutput {
+    async fn check_structured(
+        &self,
+        tool: &CheckedTool,
+        name: &str,
+        mut output: CallOutput,
+    ) -> CallOutput {
         let Some(schema) = tool.output.as_ref().filter(|_| !output.is_error) else {
             return output;
         };
         let Some(structured) = output.structured.take() else {
             return output;
         };
-        let name = &tool.def.name;
         let budget = self.manifest.limits.validation_units;
         let heavy = self.sandbox.heavy_validations();
         let (structured, verdict) = validation::validate(schema, structured, budget, heavy).await;

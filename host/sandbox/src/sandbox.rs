@@ -34,6 +34,11 @@ use corral_tool::{CallEvent, EventSink, LogLevel};
 
 /// How often the epoch advances. Running wasm yields to the async runtime at
 /// every tick, which bounds how late a timeout or a cancellation takes effect.
+/// The log target of what plugins say (`host.log`, their captured stdout
+/// and stderr), apart from the host's own messages: `--log-level
+/// plugin=debug` shows it alone.
+pub const PLUGIN_TARGET: &str = "plugin";
+
 const EPOCH_TICK: Duration = Duration::from_millis(5);
 
 /// Bytes of a plugin's stdout and of its stderr kept per call.
@@ -264,6 +269,14 @@ impl Sandbox {
     /// Compiles a component, through the compile cache when the options
     /// name one. CPU-heavy on a miss: call it off the async runtime.
     pub fn compile(&self, bytes: &[u8]) -> Result<Component> {
+        if is_core_module(bytes) {
+            anyhow::bail!(
+                "it is a core WebAssembly module, not a component: make it one with \
+                 `wasm-tools component new MODULE.wasm -o COMPONENT.wasm` (for a module \
+                 built for WASI preview 1, add `--adapt wasi_snapshot_preview1.wasm`, the \
+                 adapter that `corral adapter` writes)"
+            );
+        }
         match &self.options.cache {
             Some(cache) => cache.compile(&self.engine, bytes),
             None => Ok(Component::new(&self.engine, bytes)?),
@@ -448,13 +461,36 @@ fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits, stderr: S
         // guest's stderr (a panic message, a traceback) says more.
         Some(trap) => Failure::Trap {
             message: trap.to_string(),
-            stderr,
+            stderr: without_advice(stderr),
         },
         None => Failure::Trap {
             message: err.root_cause().to_string(),
-            stderr,
+            stderr: without_advice(stderr),
         },
     }
+}
+
+/// The guest's stderr without advice that cannot be followed in the
+/// sandbox: a Rust panic (in a Rust plugin, or in the runtime of a Python
+/// one) ends with "run with `RUST_BACKTRACE=1`", but a plugin sees no
+/// environment variable it is not granted, and its backtrace would name
+/// wasm functions anyway.
+fn without_advice(stderr: String) -> String {
+    if !stderr.contains("RUST_BACKTRACE") {
+        return stderr;
+    }
+    let kept: Vec<&str> = stderr
+        .lines()
+        .filter(|line| !(line.starts_with("note: run with `RUST_BACKTRACE=")))
+        .collect();
+    kept.join("\n").trim_end().to_owned()
+}
+
+/// Whether `bytes` are a core WebAssembly module (binary format version 1)
+/// rather than a component (the same magic number, then a version and
+/// layer of their own).
+fn is_core_module(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"\0asm\x01\0\0\0")
 }
 
 /// Per-call state inside a store.
@@ -480,10 +516,10 @@ impl CallState {
         let stdout = self.stdout.text();
         let stderr = self.stderr.text();
         if !stdout.is_empty() {
-            tracing::info!(plugin = %self.plugin, "plugin stdout:\n{stdout}");
+            tracing::info!(target: PLUGIN_TARGET, plugin = %self.plugin, "plugin stdout:\n{stdout}");
         }
         if !stderr.is_empty() {
-            tracing::info!(plugin = %self.plugin, "plugin stderr:\n{stderr}");
+            tracing::info!(target: PLUGIN_TARGET, plugin = %self.plugin, "plugin stderr:\n{stderr}");
         }
         stderr
     }
@@ -546,10 +582,16 @@ impl bindings::corral::plugin::host::Host for CallState {
         }
         let level = LogLevel::from(level);
         match level {
-            LogLevel::Debug => tracing::debug!(plugin = %self.plugin, "{message}"),
-            LogLevel::Info | LogLevel::Notice => tracing::info!(plugin = %self.plugin, "{message}"),
-            LogLevel::Warning => tracing::warn!(plugin = %self.plugin, "{message}"),
-            _ => tracing::error!(plugin = %self.plugin, "{message}"),
+            LogLevel::Debug => {
+                tracing::debug!(target: PLUGIN_TARGET, plugin = %self.plugin, "{message}")
+            }
+            LogLevel::Info | LogLevel::Notice => {
+                tracing::info!(target: PLUGIN_TARGET, plugin = %self.plugin, "{message}")
+            }
+            LogLevel::Warning => {
+                tracing::warn!(target: PLUGIN_TARGET, plugin = %self.plugin, "{message}")
+            }
+            _ => tracing::error!(target: PLUGIN_TARGET, plugin = %self.plugin, "{message}"),
         }
         self.emit(CallEvent::Log { level, message });
     }
@@ -661,6 +703,18 @@ fn truncate_utf8(text: &mut String, max: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn advice_the_sandbox_cannot_follow_is_left_out() {
+        let panic = "thread '<unnamed>' panicked at src/lib.rs:7:5:\nno such unit: furlong\n\
+                     note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n";
+        assert_eq!(
+            without_advice(panic.into()),
+            "thread '<unnamed>' panicked at src/lib.rs:7:5:\nno such unit: furlong"
+        );
+        let traceback = "Traceback (most recent call last):\n  File \"app.py\"\nValueError: bad\n";
+        assert_eq!(without_advice(traceback.into()), traceback);
+    }
 
     #[test]
     fn limit_messages_name_the_limit_and_its_value() {

@@ -287,3 +287,85 @@ pub struct HostLog {
     pub logger: String,
     pub message: String,
 }
+
+/// Served tool names close to `name`, best first, at most `most`: for an
+/// unknown tool's error, so that a model or an author that used a
+/// plugin's own name (`convert`, served as `units_convert` beside another
+/// plugin's `convert`) or mistyped one learns the right name. A name
+/// matches when it ends with `_name` or starts with `name_` (the collision
+/// rule's prefix), equals it but for case, or is within two edits of it.
+/// Cheap for any list: names are at most 64 bytes and the edit distance is
+/// only computed within its band.
+pub fn close_names<'a>(
+    name: &str,
+    served: impl IntoIterator<Item = &'a str>,
+    most: usize,
+) -> Vec<&'a str> {
+    const MAX_EDITS: usize = 2;
+    if name.is_empty() || name.len() > 128 {
+        return Vec::new();
+    }
+    let mut close: Vec<(usize, &str)> = served
+        .into_iter()
+        .filter_map(|candidate| {
+            let prefixed = candidate
+                .strip_suffix(name)
+                .is_some_and(|head| head.ends_with('_'))
+                || candidate
+                    .strip_prefix(name)
+                    .is_some_and(|tail| tail.starts_with('_'));
+            if prefixed || candidate.eq_ignore_ascii_case(name) {
+                return Some((0, candidate));
+            }
+            edits_within(name, candidate, MAX_EDITS).map(|edits| (edits, candidate))
+        })
+        .collect();
+    close.sort();
+    close.into_iter().take(most).map(|(_, name)| name).collect()
+}
+
+/// The Levenshtein distance between `a` and `b` (bytes), if at most `max`.
+fn edits_within(a: &str, b: &str, max: usize) -> Option<usize> {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len().abs_diff(b.len()) > max || a.len() > 128 || b.len() > 128 {
+        return None;
+    }
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, &x) in a.iter().enumerate() {
+        let mut current = vec![i + 1; b.len() + 1];
+        for (j, &y) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(x != y);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        if current.iter().all(|&edits| edits > max) {
+            return None;
+        }
+        previous = current;
+    }
+    Some(previous[b.len()]).filter(|&edits| edits <= max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn close_names_find_prefixed_and_mistyped_names() {
+        let served = [
+            "units_convert",
+            "calc_convert",
+            "add",
+            "sha256_hash",
+            "Echo",
+        ];
+        assert_eq!(
+            close_names("convert", served, 3),
+            ["calc_convert", "units_convert"]
+        );
+        assert_eq!(close_names("ad", served, 3), ["add"]);
+        assert_eq!(close_names("echo", served, 3), ["Echo"]);
+        assert_eq!(close_names("sha265_hash", served, 3), ["sha256_hash"]);
+        assert!(close_names("weather", served, 3).is_empty());
+        assert_eq!(close_names("convert", served, 1), ["calc_convert"]);
+    }
+}

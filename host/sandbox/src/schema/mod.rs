@@ -147,7 +147,15 @@ impl Schema {
         }
         let to_violation = |err: jsonschema::ValidationError<'_>| Violation {
             pointer: bounded(err.instance_path()),
-            message: bounded(&err),
+            message: match err.kind() {
+                // The validator names two values and counts the rest ("or 12
+                // other candidates"): a model needs them all to retry.
+                jsonschema::error::ValidationErrorKind::Enum { options } => bounded(&NotAllowed {
+                    value: err.instance(),
+                    allowed: options,
+                }),
+                _ => bounded(&err),
+            },
         };
         if cost > LISTABLE_UNITS {
             let listed = self.validator.validate(value).err().map(to_violation);
@@ -184,6 +192,37 @@ impl fmt::Display for Violations {
                 "\n- (only the first violation is listed: the value is too large to search for them all)",
             ),
         }
+    }
+}
+
+/// An `enum` violation, listing the allowed values (as far as the message
+/// bound lets it: the count comes first, so a cut list still says it is
+/// one).
+struct NotAllowed<'a> {
+    value: &'a Value,
+    allowed: &'a Value,
+}
+
+impl fmt::Display for NotAllowed<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let allowed = self
+            .allowed
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        write!(
+            f,
+            "{} is not one of the {} allowed values: ",
+            self.value,
+            allowed.len()
+        )?;
+        for (i, option) in allowed.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{option}")?;
+        }
+        Ok(())
     }
 }
 
@@ -385,6 +424,39 @@ mod tests {
             "{:?}",
             started.elapsed()
         );
+    }
+
+    #[test]
+    fn enum_violations_list_every_allowed_value_within_the_bound() {
+        let units: Vec<String> = (0..14).map(|i| format!("unit{i}")).collect();
+        let schema = compile(json!({
+            "type": "object",
+            "properties": { "unit": { "enum": units } },
+        }));
+        let value = json!({ "unit": "furlong" });
+        let err = schema.check(&value, 10).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "- /unit: \"furlong\" is not one of the 14 allowed values: {}",
+                units
+                    .iter()
+                    .map(|u| format!("\"{u}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        );
+        let many: Vec<String> = (0..1000).map(|i| format!("value-{i}")).collect();
+        let schema = compile(json!({
+            "type": "object",
+            "properties": { "v": { "enum": many } },
+        }));
+        let err = schema.check(&json!({ "v": "x" }), 10).unwrap_err();
+        assert!(
+            err.to_string().contains("1000 allowed values: \"value-0\""),
+            "{err}"
+        );
+        assert!(err.to_string().len() < MAX_MESSAGE_BYTES + 20, "{err}");
     }
 
     #[test]

@@ -1,0 +1,117 @@
+//! What plugin authors and models read: errors that name tools as clients
+//! see them and suggest the right name, load failures that say what to do
+//! and fail `corral list`, and a log level that shows plugins' own logs.
+//! Each through the real binary and real plugins.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::json;
+use support::{Server, example, folder_with, test_cache_dir};
+
+/// Runs `corral ARGS`, with the tests' compile cache.
+fn corral(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_corral"))
+        .args(args)
+        .arg(dir)
+        .env("CORRAL_CACHE_DIR", test_cache_dir())
+        .env_remove("RUST_LOG")
+        .env_remove("CORRAL_LOG")
+        .output()
+        .unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A folder with calc twice: every tool is served with its plugin's prefix.
+fn two_calcs() -> tempfile::TempDir {
+    folder_with(&[
+        ("calc.wasm", &example("calc")),
+        ("abacus.wasm", &example("calc")),
+    ])
+}
+
+#[test]
+fn a_core_module_is_named_as_one_with_the_command_that_fixes_it_and_fails_list() {
+    let dir = folder_with(&[("calc.wasm", &example("calc"))]);
+    // The smallest core module: the magic number and version 1.
+    std::fs::write(dir.path().join("core.wasm"), b"\0asm\x01\0\0\0").unwrap();
+    let output = corral(&["list"], dir.path());
+    let text = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("core WebAssembly module, not a component")
+            && text.contains("wasm-tools component new"),
+        "{text}"
+    );
+    assert!(
+        text.contains("1 plugin(s) failed to load: core.wasm"),
+        "{text}"
+    );
+    // The plugins that load are still listed.
+    assert!(String::from_utf8_lossy(&output.stdout).contains("add"));
+    // A folder where everything loads lists with status 0.
+    std::fs::remove_file(dir.path().join("core.wasm")).unwrap();
+    let output = corral(&["list"], dir.path());
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
+#[test]
+fn an_unknown_tool_on_the_command_line_suggests_the_served_names() {
+    let dir = two_calcs();
+    let output = Command::new(env!("CARGO_BIN_EXE_corral"))
+        .args(["call", "--log-level", "error"])
+        .arg(dir.path())
+        .args(["add", r#"{"a": 1, "b": 2}"#])
+        .env("CORRAL_CACHE_DIR", test_cache_dir())
+        .output()
+        .unwrap();
+    let text = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("unknown tool `add` (did you mean `abacus_add`, `calc_add`?)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn argument_errors_name_the_tool_as_served() {
+    let dir = two_calcs();
+    let mut server = Server::initialized(dir.path(), "2025-06-18");
+    let result = server.call("abacus_add", json!({ "a": "one", "b": 2 }));
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(
+        text.starts_with("Invalid arguments for tool `abacus_add`:"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_plain_log_level_shows_plugin_logs_and_a_plugin_filter_shows_them_alone() {
+    let dir = folder_with(&[("ticker.wasm", &example("ticker"))]);
+    let run = |level: &str| {
+        let output = Command::new(env!("CARGO_BIN_EXE_corral"))
+            .args(["call", "--log-level", level])
+            .arg(dir.path())
+            .arg("log_levels")
+            .env("CORRAL_CACHE_DIR", test_cache_dir())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        stderr(&output)
+    };
+    let debug = run("debug");
+    assert!(debug.contains("ticker: a debug message"), "{debug}");
+    assert!(debug.contains("loaded"), "{debug}");
+    let plugin_only = run("plugin=debug");
+    assert!(
+        plugin_only.contains("ticker: a debug message"),
+        "{plugin_only}"
+    );
+    assert!(!plugin_only.contains("loaded"), "{plugin_only}");
+}
