@@ -150,6 +150,11 @@ pub fn classify(value: Value) -> Incoming {
     if let Some(id) = &id
         && !is_valid_id(id)
     {
+        // JSON-RPC's error response to a message whose id could not be read
+        // carries a null id: a response, ignored like the others.
+        if id.is_null() && !object.contains_key("method") && object.contains_key("error") {
+            return Incoming::Response;
+        }
         return invalid(Value::Null, "\"id\" must be a string or an integer");
     }
     let method = match object.remove("method") {

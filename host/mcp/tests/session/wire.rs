@@ -138,3 +138,12 @@ async fn responses_from_the_client_are_ignored() {
         assert_eq!(client.exchange(line).await, NOTHING, "{line}");
     }
 }
+
+#[tokio::test]
+async fn an_error_response_with_a_null_id_is_ignored() {
+    // What a client sends when it could not read the id of something the
+    // server sent: a response like any other, never answered.
+    let client = Client::initialized("2025-11-25").await;
+    let line = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#;
+    assert_eq!(client.exchange(line).await, NOTHING);
+}
