@@ -3,7 +3,11 @@
 //! Incoming lines are parsed into [`Incoming`] without trusting their shape:
 //! anything that is JSON but not a valid JSON-RPC message becomes an
 //! [`Incoming::Invalid`] carrying the error to answer with, so the dispatcher
-//! never has to look at raw JSON.
+//! never has to look at raw JSON. Valid JSON holding a value serde_json
+//! cannot represent is read as far as it can be ([`unreadable`]), so that a
+//! request is still answered by its id.
+
+mod unreadable;
 
 use serde_json::{Map, Value, json};
 
@@ -125,10 +129,12 @@ pub enum Frame {
 /// Parses one line of input.
 pub fn parse_frame(line: &str) -> Frame {
     match serde_json::from_str::<Value>(line) {
-        Err(err) => Frame::Unparseable(RpcError::new(
-            code::PARSE_ERROR,
-            format!("Parse error: {err}"),
-        )),
+        Err(err) => unreadable::frame(line).unwrap_or_else(|| {
+            Frame::Unparseable(RpcError::new(
+                code::PARSE_ERROR,
+                format!("Parse error: {err}"),
+            ))
+        }),
         Ok(Value::Array(items)) => Frame::Batch(items.into_iter().map(classify).collect()),
         Ok(value) => Frame::Single(classify(value)),
     }
