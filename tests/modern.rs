@@ -125,7 +125,7 @@ fn list_carries_result_type_and_caching_hints() {
     assert_eq!(
         legacy.all_tools(),
         *list["tools"].as_array().unwrap(),
-        "icons and execution pass through as in 2025-11-25"
+        "shaped as in 2025-11-25 (no example declares task support, the `execution` 2026-07-28 lacks)"
     );
     // Pagination works statelessly too.
     let mut paged = Server::start_with(&plugins_dir(), &["--page-size", "4"]);

@@ -32,6 +32,16 @@ fn stateless_list(mut result: Value, watching: bool) -> Value {
     result
 }
 
+/// The tools/list result a 2025-11-25 session gets for `add` and
+/// `forecast`, without `execution`, which the final 2026-07-28 `Tool` lacks.
+async fn listed_without_execution() -> Value {
+    let mut list = listed(vec![add(), forecast()], "2025-11-25").await;
+    for tool in list["tools"].as_array_mut().unwrap() {
+        tool.as_object_mut().unwrap().remove("execution");
+    }
+    list
+}
+
 fn call(id: impl Into<Value>, tool: &str, meta: Value) -> Value {
     stateless(
         id,
@@ -181,8 +191,8 @@ async fn an_unsupported_version_is_32022_with_the_supported_versions() {
 }
 
 #[tokio::test]
-async fn tools_list_is_shaped_as_in_2025_11_25_with_caching_hints_and_result_type() {
-    let newest = listed(vec![add(), forecast()], "2025-11-25").await;
+async fn tools_list_is_shaped_as_in_2025_11_25_but_for_execution_with_caching_hints() {
+    let newest = listed_without_execution().await;
     for (options, watching) in [(watching(), true), (fixed(), false)] {
         let client = client_of_add_and_forecast(options).await;
         assert_eq!(
@@ -194,7 +204,7 @@ async fn tools_list_is_shaped_as_in_2025_11_25_with_caching_hints_and_result_typ
 
 #[tokio::test]
 async fn tools_list_pages_follow_their_cursors() {
-    let newest = listed(vec![add(), forecast()], "2025-11-25").await;
+    let newest = listed_without_execution().await;
     let client = client_of_add_and_forecast(ServerOptions {
         page_size: 1,
         ..watching()
@@ -422,9 +432,24 @@ async fn the_session_ending_ends_listen_streams_without_a_response() {
 }
 
 #[tokio::test]
+async fn structured_content_of_any_kind_is_structured_content() {
+    let client = Client::new().await;
+    assert_eq!(
+        client.exchange(call(1, "roster", json!({}))).await,
+        [complete(result(
+            1,
+            json!({
+                "content": [text("Two people: Ada and Bob"), text(r#"["Ada","Bob"]"#)],
+                "structuredContent": ["Ada", "Bob"],
+                "isError": false,
+            })
+        ))]
+    );
+}
+
+#[tokio::test]
 async fn both_eras_are_served_on_one_session_each_in_its_own_revision() {
-    let stateless_list_of_2025_11_25 =
-        stateless_list(listed(vec![add(), forecast()], "2025-11-25").await, true);
+    let stateless_list_of_2025_11_25 = stateless_list(listed_without_execution().await, true);
     let list_of_2025_03_26 = listed(vec![add(), forecast()], "2025-03-26").await;
     let client = client_of_add_and_forecast(watching()).await;
     let legacy = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
