@@ -16,8 +16,8 @@
 //!
 //! # Two eras on one connection
 //!
-//! The era is chosen per request. A request whose `_meta` carries any
-//! `io.modelcontextprotocol/...` key, and every `server/discover` and
+//! The era is chosen per request. A request whose `_meta` carries
+//! `io.modelcontextprotocol/protocolVersion`, and every `server/discover` and
 //! `subscriptions/listen` request (methods only the stateless era has), is
 //! served statelessly in the revision its `_meta` names (2026-07-28): it must
 //! carry the protocol version and the client capabilities, it cannot see
@@ -85,8 +85,6 @@ impl Default for ServerOptions {
 /// `log_level` before the client sets one: no log notifications.
 const LOGGING_OFF: u8 = u8::MAX;
 
-/// The prefix of the `_meta` keys that the protocol itself defines.
-const META_PREFIX: &str = "io.modelcontextprotocol/";
 /// The stateless revision a request is made in.
 const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// The client's capabilities, on every stateless request.
@@ -129,8 +127,10 @@ impl Era {
     /// `_meta` lacks what every stateless request must carry.
     fn of(request: &Request) -> Result<Era, RpcError> {
         let meta = request.params.get("_meta").and_then(Value::as_object);
+        // Only the version selects the era: legacy revisions define other
+        // `io.modelcontextprotocol/` keys (`related-task` in 2025-11-25).
         let stateless = STATELESS_ONLY_METHODS.contains(&request.method.as_str())
-            || meta.is_some_and(|meta| meta.keys().any(|key| key.starts_with(META_PREFIX)));
+            || meta.is_some_and(|meta| meta.contains_key(META_PROTOCOL_VERSION));
         if !stateless {
             return Ok(Era::Legacy);
         }

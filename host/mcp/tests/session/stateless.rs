@@ -111,7 +111,7 @@ async fn a_stateless_request_without_a_protocol_version_is_invalid_params() {
     let client = Client::new().await;
     let no_version = request(
         1,
-        "tools/list",
+        "server/discover",
         json!({ "_meta": { CLIENT_CAPABILITIES: {} } }),
     );
     assert_eq!(
@@ -445,6 +445,34 @@ async fn structured_content_of_any_kind_is_structured_content() {
             })
         ))]
     );
+}
+
+#[tokio::test]
+async fn other_protocol_meta_keys_leave_a_request_in_the_legacy_era() {
+    let client = Client::initialized("2025-11-25").await;
+    // `related-task` is a 2025-11-25 key; client capabilities alone name no
+    // revision. Only the protocol version makes a request stateless.
+    for meta in [
+        json!({ "io.modelcontextprotocol/related-task": { "taskId": "t-1" } }),
+        json!({ CLIENT_CAPABILITIES: {} }),
+    ] {
+        let list = request(1, "tools/call", json!({ "name": "echo", "_meta": meta }));
+        assert_eq!(
+            client.exchange(&list).await,
+            [result(
+                1,
+                json!({ "content": [text("{}")], "isError": false })
+            )],
+            "{list}"
+        );
+        // ... where ping exists.
+        let ping = request(2, "ping", json!({ "_meta": meta }));
+        assert_eq!(
+            client.exchange(&ping).await,
+            [result(2, json!({}))],
+            "{ping}"
+        );
+    }
 }
 
 #[tokio::test]
