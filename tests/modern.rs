@@ -86,6 +86,14 @@ fn discover_answers_versions_capabilities_and_server_info() {
     );
     assert_eq!(result["serverInfo"]["name"], "corral");
     assert!(result["serverInfo"]["version"].is_string(), "{result}");
+    // Where the final text has servers name themselves, on every result.
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"], result["serverInfo"],
+        "{result}"
+    );
+    // A cacheable result: what it says is fixed for the process's life.
+    assert_eq!(result["ttlMs"], 3_600_000, "{result}");
+    assert_eq!(result["cacheScope"], "public", "{result}");
 
     let mut fixed = Server::start_with(&plugins_dir(), &["--no-watch"]);
     let result = fixed.modern_result("server/discover", json!({}));
@@ -146,6 +154,10 @@ fn calls_carry_result_type() {
     assert_eq!(sum["resultType"], "complete", "{sum}");
     assert_eq!(sum["isError"], false);
     assert_eq!(first_text(&sum), "5");
+    assert_eq!(
+        sum["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "corral",
+        "{sum}"
+    );
 
     let stats = server.modern_result(
         "tools/call",

@@ -21,7 +21,9 @@
 //! `subscriptions/listen` request (methods only the stateless era has), is
 //! served statelessly in the revision its `_meta` names (2026-07-28): it must
 //! carry the protocol version and the client capabilities, it cannot see
-//! `ping` or `logging/setLevel`, and its result says `resultType: "complete"`.
+//! `ping` or `logging/setLevel`, and its result says `resultType: "complete"`
+//! and names the server in `_meta`. Other `io.modelcontextprotocol/` keys
+//! (`related-task`, say) select nothing: legacy revisions define some too.
 //! (`initialize` is the exception: it always selects the legacy era and never
 //! negotiates a stateless revision.)
 //! Nothing it does changes the session. Every other request is a legacy one:
@@ -91,7 +93,7 @@ const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 /// The minimum level of `notifications/message` for one stateless request.
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-/// Names the server in a stateless `server/discover` result.
+/// Names the server in the `_meta` of every stateless result.
 const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// Tags the notifications of one `subscriptions/listen` stream.
 const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
@@ -110,6 +112,14 @@ const STATELESS_ONLY_METHODS: [&str; 2] = ["server/discover", "subscriptions/lis
 const LIST_TTL_MS_WATCHING: u64 = 60_000;
 const LIST_TTL_MS_FIXED: u64 = 3_600_000;
 const LIST_CACHE_SCOPE: &str = "public";
+
+/// How long a client may cache a `server/discover` result, and with whom it
+/// may share it. What it states (versions, capabilities, the server's name
+/// and version) is fixed for the life of the process, whatever the plugins
+/// do: an hour, the spec's own example, bounds how long a client keeps it
+/// across an upgrade. It is the same for every caller: "public".
+const DISCOVER_TTL_MS: u64 = 3_600_000;
+const DISCOVER_CACHE_SCOPE: &str = "public";
 
 /// How one request is served.
 enum Era {
@@ -212,11 +222,25 @@ impl Drop for Deregister<'_> {
     }
 }
 
-/// Marks a stateless result as final (`resultType` is required on every
-/// result of the stateless era; this server never asks for more input).
+/// The server, as it names itself in `_meta` (2026-07-28) and in
+/// `serverInfo` (`title` from 2025-06-18 on).
+fn server_info() -> Value {
+    json!({ "name": "corral", "title": "Corral", "version": env!("CARGO_PKG_VERSION") })
+}
+
+/// A stateless result as every result of that era is: final (`resultType`
+/// is required; this server never asks for more input), and naming the
+/// server in `_meta` (a SHOULD on every result), beside whatever `_meta`
+/// the result has already.
 fn complete(mut result: Value) -> Value {
     if let Value::Object(fields) = &mut result {
         fields.insert("resultType".into(), "complete".into());
+        let meta = fields
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = meta {
+            meta.insert(META_SERVER_INFO.into(), server_info());
+        }
     }
     result
 }
@@ -481,9 +505,12 @@ impl<H: ToolHost> Session<H> {
         tracing::info!(
             "initialized: protocol {revision} (client asked for {requested:?}) {client}"
         );
-        let mut server_info = json!({ "name": "corral", "version": env!("CARGO_PKG_VERSION") });
-        if revision.has_structured_output() {
-            server_info["title"] = "Corral".into();
+        let mut server_info = server_info();
+        if !revision.has_structured_output()
+            && let Some(fields) = server_info.as_object_mut()
+        {
+            // `Implementation.title` arrived in 2025-06-18.
+            fields.remove("title");
         }
         jsonrpc::response(
             request.id,
@@ -577,22 +604,20 @@ impl<H: ToolHost> Session<H> {
     }
 
     /// `server/discover`: what a stateless client needs to know first.
+    /// (`_meta` names the server, as on every stateless result; the body's
+    /// `serverInfo` is kept for clients of the drafts that read it there.)
     fn discover(&self) -> Value {
         let supported: Vec<&str> = Revision::STATELESS.iter().map(|r| r.as_str()).collect();
-        let server_info = json!({
-            "name": "corral",
-            "title": "Corral",
-            "version": env!("CARGO_PKG_VERSION"),
-        });
         json!({
             "supportedVersions": supported,
             "capabilities": {
                 "tools": { "listChanged": self.options.list_changed },
                 "logging": {},
             },
-            "serverInfo": server_info.clone(),
-            // Where the stateless revision's servers identify themselves.
-            "_meta": { META_SERVER_INFO: server_info },
+            "serverInfo": server_info(),
+            // A cacheable result (the MUST of DiscoverResult).
+            "ttlMs": DISCOVER_TTL_MS,
+            "cacheScope": DISCOVER_CACHE_SCOPE,
         })
     }
 

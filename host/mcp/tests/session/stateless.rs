@@ -7,9 +7,9 @@
 use serde_json::{Value, json};
 
 use crate::support::{
-    Client, FakeHost, NOTHING, STATELESS, VERSION, add, cancel, complete, echo, error, fixed,
-    forecast, liftoff, listed, log_message, notification, progress, request, result, stateless,
-    text, watching,
+    Client, FakeHost, NOTHING, STATELESS, add, cancel, complete, completed, echo, error, fixed,
+    forecast, liftoff, listed, log_message, notification, progress, request, result, server_info,
+    stateless, text, watching,
 };
 use corral_mcp::ServerOptions;
 
@@ -24,12 +24,11 @@ async fn client_of_add_and_forecast(options: ServerOptions) -> Client {
 
 /// `result` with the fields a stateless `tools/list` adds: caching hints
 /// for a server that does (`watching`) or does not announce list changes,
-/// and `resultType`.
+/// `resultType` and the server's name.
 fn stateless_list(mut result: Value, watching: bool) -> Value {
     result["ttlMs"] = json!(if watching { 60_000 } else { 3_600_000 });
     result["cacheScope"] = json!("public");
-    result["resultType"] = json!("complete");
-    result
+    completed(result)
 }
 
 /// The tools/list result a 2025-11-25 session gets for `add` and
@@ -69,10 +68,9 @@ fn list_changed_for(id: &str) -> Value {
 }
 
 #[tokio::test]
-async fn discover_states_versions_capabilities_and_server_info() {
+async fn discover_states_versions_capabilities_server_info_and_caching_hints() {
     for (options, list_changed) in [(watching(), true), (fixed(), false)] {
         let client = Client::start(FakeHost::new(), options).await;
-        let server_info = json!({ "name": "corral", "title": "Corral", "version": VERSION });
         assert_eq!(
             client
                 .exchange(stateless("d", "server/discover", json!({})))
@@ -82,8 +80,10 @@ async fn discover_states_versions_capabilities_and_server_info() {
                 json!({
                     "supportedVersions": [STATELESS],
                     "capabilities": { "tools": { "listChanged": list_changed }, "logging": {} },
-                    "serverInfo": server_info,
-                    "_meta": { "io.modelcontextprotocol/serverInfo": server_info },
+                    "serverInfo": server_info(),
+                    "ttlMs": 3_600_000,
+                    "cacheScope": "public",
+                    "_meta": { "io.modelcontextprotocol/serverInfo": server_info() },
                     "resultType": "complete",
                 })
             )]
@@ -255,19 +255,16 @@ async fn call_results_carry_result_type_and_protocol_errors_do_not() {
                 "structuredContent": { "sum": 5 },
                 "isError": false,
                 "resultType": "complete",
+                "_meta": { "io.modelcontextprotocol/serverInfo": server_info() },
             })
         )]
     );
     assert_eq!(
         client.exchange(call(2, "fail", json!({}))).await,
-        [result(
+        [complete(result(
             2,
-            json!({
-                "content": [text("the disk is full")],
-                "isError": true,
-                "resultType": "complete",
-            })
-        )]
+            json!({ "content": [text("the disk is full")], "isError": true })
+        ))]
     );
     assert_eq!(
         client.exchange(call(3, "nope", json!({}))).await,
@@ -429,6 +426,39 @@ async fn the_session_ending_ends_listen_streams_without_a_response() {
     );
     client.finish().await;
     assert_eq!(stream.all().await, NOTHING);
+}
+
+#[tokio::test]
+async fn every_stateless_result_names_the_server_in_its_meta() {
+    let client = Client::new().await;
+    for line in [
+        stateless(1, "server/discover", json!({})),
+        stateless(2, "tools/list", json!({})),
+        call(3, "echo", json!({})),
+        call(4, "fail", json!({})),
+    ] {
+        let result = client.result_of(&line).await;
+        assert_eq!(
+            result["_meta"],
+            json!({ "io.modelcontextprotocol/serverInfo": server_info() }),
+            "{line}"
+        );
+    }
+    // Errors have no `_meta`; legacy results neither.
+    assert_eq!(
+        client.exchange(call(5, "nope", json!({}))).await,
+        [error(5, -32602, "Unknown tool: nope")]
+    );
+    client.initialize("2025-11-25").await;
+    assert_eq!(
+        client
+            .exchange(request(6, "tools/call", json!({ "name": "echo" })))
+            .await,
+        [result(
+            6,
+            json!({ "content": [text("{}")], "isError": false })
+        )]
+    );
 }
 
 #[tokio::test]
