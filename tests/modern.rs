@@ -1,7 +1,8 @@
 //! The stateless 2026-07-28 protocol revision over stdio, raw wire, against
 //! the real binary and the example plugins: no `initialize`, `_meta` on every
-//! request, `server/discover`, `resultType`, list caching hints, listen
-//! streams, and both eras served by one process.
+//! request, `server/discover`, `resultType` and the server's name on every
+//! result, caching hints, listen streams (and how shutdown ends them), and
+//! both eras served by one process.
 
 mod support;
 
@@ -388,7 +389,9 @@ fn list_changes_go_only_to_listen_streams_that_asked() {
     assert!(tools.contains(&"analyze_text".to_string()), "{tools:?}");
 
     // Cancelling the stream ends it without a response; closing the input
-    // with a stream open still exits cleanly.
+    // with a stream open ends that stream as a server tearing it down does
+    // (notifications/cancelled naming it, then its completion result), and
+    // the process exits cleanly.
     listening.send(
         &json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
                             "params": { "requestId": stream } }),
@@ -397,9 +400,29 @@ fn list_changes_go_only_to_listen_streams_that_asked() {
     std::fs::remove_file(dir.path().join("textstats.wasm")).unwrap();
     expect_silence(&mut listening, LIST_CHANGED, QUIET_WINDOW);
     quiet.close_stdin();
+    let cancelled = quiet.recv_within(PATIENCE).expect("the stream's end");
+    assert_eq!(
+        cancelled,
+        json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {
+                "requestId": other,
+                "reason": "the server is ending this subscription: the session is over",
+                "_meta": { SUBSCRIPTION_ID: other },
+            },
+        })
+    );
+    let closed = quiet.recv_within(PATIENCE).expect("the stream's response");
+    assert_eq!(closed["id"], other, "{closed}");
+    assert_eq!(closed["result"]["resultType"], "complete", "{closed}");
+    assert_eq!(
+        closed["result"]["_meta"][SUBSCRIPTION_ID], other,
+        "{closed}"
+    );
     assert!(
         quiet.recv_within(QUIET_WINDOW).is_none(),
-        "the stream answered"
+        "more after the end"
     );
     assert!(quiet.wait_exit(Duration::from_secs(10)).success());
 }

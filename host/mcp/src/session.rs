@@ -41,9 +41,13 @@
 //!   its `notifications/tools/list_changed` (only when it asked for
 //!   `notifications.toolsListChanged: true`, or `toolsListChanged: true` at
 //!   the top of its params) carry it as
-//!   `_meta["io.modelcontextprotocol/subscriptionId"]`. The stream gets no
-//!   response: it ends with `notifications/cancelled`, or silently when the
-//!   input closes.
+//!   `_meta["io.modelcontextprotocol/subscriptionId"]`. A stream the client
+//!   cancels (`notifications/cancelled`) gets no response. A stream the
+//!   session ends ([`Session::finish`]: the input closed, the server shuts
+//!   down) gets what the 2026-07-28 pages ask of a server tearing one down:
+//!   `notifications/cancelled` naming it (the cancellation page's MUST), then
+//!   its completion result, `{"resultType": "complete", "_meta": {...
+//!   subscriptionId}}` (the subscriptions page's graceful closure).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
@@ -265,7 +269,7 @@ pub struct Session<H> {
     requests: AtomicU64,
     /// Open `subscriptions/listen` streams, by the JSON text of their id.
     listeners: Mutex<HashMap<String, Listener>>,
-    /// Set by `finish`: listen streams end.
+    /// Set by `end_listen_streams` (and `finish`): listen streams end.
     closing: watch::Sender<bool>,
     /// Every task of this session's requests.
     tasks: TaskTracker,
@@ -331,14 +335,15 @@ impl<H: ToolHost> Session<H> {
         self.tasks.len().saturating_sub(listening)
     }
 
-    /// Ends the session: listen streams end, requests in flight finish
-    /// (their responses are delivered), and the host is no longer followed.
+    /// Ends the session: listen streams end (each told so, and answered
+    /// with its completion result), requests in flight finish (their
+    /// responses are delivered), and the host is no longer followed.
     pub async fn finish(&self) {
         tracing::debug!(
             "session ending; finishing {} request(s) in flight",
             self.tasks.len()
         );
-        self.closing.send_replace(true);
+        self.end_listen_streams();
         self.tasks.close();
         self.tasks.wait().await;
         let follower = self.follower.lock().unwrap().take();
@@ -346,6 +351,15 @@ impl<H: ToolHost> Session<H> {
             follower.abort();
             let _ = follower.await;
         }
+    }
+
+    /// Ends the session's listen streams, those open and those opened
+    /// later, each with `notifications/cancelled` naming it and then its
+    /// completion result; nothing else of the session ends. A transport
+    /// calls it when it shuts down streams that would never end on their
+    /// own ([`Session::finish`] does too).
+    pub fn end_listen_streams(&self) {
+        self.closing.send_replace(true);
     }
 
     /// Whether requests of this session are still running.
@@ -390,7 +404,7 @@ impl<H: ToolHost> Session<H> {
                     in_flight.remove(&key);
                 }
             }
-            if let Some(Some(response)) = response {
+            if let Some(response) = response {
                 deliver(response);
             }
         });
@@ -525,15 +539,15 @@ impl<H: ToolHost> Session<H> {
         )
     }
 
-    /// The response to `request`; `None` for a listen stream, which has none.
-    async fn respond(&self, request: Request, reply: Outbox) -> Option<Value> {
+    /// The response to `request`. (A listen stream's comes only when the
+    /// session ends it; one the client cancels is dropped before.)
+    async fn respond(&self, request: Request, reply: Outbox) -> Value {
         let id = request.id.clone();
         let result = match Era::of(&request) {
             Err(error) => Err(error),
             Ok(Era::Legacy) => self.dispatch(request, reply).await,
             Ok(Era::Stateless { .. }) if request.method == "subscriptions/listen" => {
-                self.listen(request, reply).await;
-                return None;
+                Ok(complete(self.listen(request, reply).await))
             }
             Ok(Era::Stateless {
                 revision,
@@ -543,10 +557,10 @@ impl<H: ToolHost> Session<H> {
                 .await
                 .map(complete),
         };
-        Some(match result {
+        match result {
             Ok(result) => jsonrpc::response(id, result),
             Err(error) => jsonrpc::error_response(id, &error),
-        })
+        }
     }
 
     async fn dispatch(&self, request: Request, reply: Outbox) -> Result<Value, RpcError> {
@@ -622,8 +636,10 @@ impl<H: ToolHost> Session<H> {
     }
 
     /// A `subscriptions/listen` stream: acknowledged at once, then open until
-    /// it is cancelled or the input closes; it never gets a response.
-    async fn listen(&self, request: Request, reply: Outbox) {
+    /// the client cancels it (its work dropped, unanswered) or the session
+    /// ends it: then the stream is told, and its completion result (to be
+    /// marked complete) is returned.
+    async fn listen(&self, request: Request, reply: Outbox) -> Value {
         let params = &request.params;
         let tools_list_changed = params
             .get("notifications")
@@ -661,6 +677,19 @@ impl<H: ToolHost> Session<H> {
         ));
         let mut closing = self.closing.subscribe();
         let _ = closing.wait_for(|closing| *closing).await;
+        // The server tears the subscription down: the cancellation page asks
+        // for notifications/cancelled naming it (tagged, as everything on
+        // the stream is), the subscriptions page for its completion result.
+        tracing::debug!("ending listen stream {}", request.id);
+        reply(jsonrpc::notification(
+            "notifications/cancelled",
+            Some(json!({
+                "requestId": request.id,
+                "reason": "the server is ending this subscription: the session is over",
+                "_meta": { META_SUBSCRIPTION_ID: request.id },
+            })),
+        ));
+        json!({ "_meta": { META_SUBSCRIPTION_ID: request.id } })
     }
 
     fn list_tools(

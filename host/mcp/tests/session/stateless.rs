@@ -1,8 +1,10 @@
 //! The stateless revision 2026-07-28: `_meta` on every request instead of a
 //! handshake (and the errors when it is missing or names an unsupported
-//! version), `server/discover`, `resultType` on every result, caching hints
-//! on `tools/list`, the log level and progress token per request,
-//! `subscriptions/listen` streams, and both eras on one session.
+//! version), `server/discover`, `resultType` and the server's name on every
+//! result, caching hints on `server/discover` and `tools/list`, tools and
+//! results as the final text has them, the log level and progress token per
+//! request, `subscriptions/listen` streams (and how the session ends them),
+//! and both eras on one session.
 
 use serde_json::{Value, json};
 
@@ -58,6 +60,23 @@ fn acknowledged(id: &str, honoured: Value) -> Value {
         "notifications/subscriptions/acknowledged",
         json!({ "notifications": honoured, "_meta": { SUBSCRIPTION_ID: id } }),
     )
+}
+
+/// What a listen stream `id` gets when the server ends it: the
+/// cancellation page's notice that the server tears it down, then the
+/// subscriptions page's graceful closure, the listen request's response.
+fn ended_by_the_server(id: &str) -> [Value; 2] {
+    [
+        notification(
+            "notifications/cancelled",
+            json!({
+                "requestId": id,
+                "reason": "the server is ending this subscription: the session is over",
+                "_meta": { SUBSCRIPTION_ID: id },
+            }),
+        ),
+        complete(result(id, json!({ "_meta": { SUBSCRIPTION_ID: id } }))),
+    ]
 }
 
 fn list_changed_for(id: &str) -> Value {
@@ -414,7 +433,7 @@ async fn a_server_that_does_not_announce_list_changes_acknowledges_none() {
 }
 
 #[tokio::test]
-async fn the_session_ending_ends_listen_streams_without_a_response() {
+async fn the_session_ending_ends_listen_streams_with_their_completion_result() {
     let client = Client::new().await;
     let mut stream = client.send(listen(
         "s",
@@ -425,7 +444,20 @@ async fn the_session_ending_ends_listen_streams_without_a_response() {
         acknowledged("s", json!({ "toolsListChanged": true }))
     );
     client.finish().await;
-    assert_eq!(stream.all().await, NOTHING);
+    assert_eq!(stream.all().await, ended_by_the_server("s"));
+}
+
+#[tokio::test]
+async fn a_stream_ended_by_shutdown_alone_ends_the_same_and_others_go_on() {
+    let client = Client::new().await;
+    let mut stream = client.send(listen("s", json!({})));
+    assert_eq!(stream.next().await, acknowledged("s", json!({})));
+    client.end_listen_streams();
+    assert_eq!(stream.all().await, ended_by_the_server("s"));
+    assert_eq!(
+        client.exchange(call(1, "countdown", json!({}))).await,
+        [complete(liftoff(1))]
+    );
 }
 
 #[tokio::test]
