@@ -194,7 +194,7 @@ fn requests_without_the_stateless_meta_are_invalid_params() {
     );
 
     let no_version = server.request(
-        "tools/list",
+        "server/discover",
         json!({ "_meta": { "io.modelcontextprotocol/clientCapabilities": {} } }),
     );
     assert_eq!(no_version["error"]["code"], -32602, "{no_version}");
@@ -204,6 +204,14 @@ fn requests_without_the_stateless_meta_are_invalid_params() {
             .unwrap()
             .contains("protocolVersion")
     );
+    // Only the protocol version makes another method stateless: with client
+    // capabilities alone, tools/list is a legacy request.
+    let legacy = server.request(
+        "tools/list",
+        json!({ "_meta": { "io.modelcontextprotocol/clientCapabilities": {} } }),
+    );
+    assert!(legacy["result"]["tools"].is_array(), "{legacy}");
+    assert!(legacy["result"].get("resultType").is_none(), "{legacy}");
 
     let no_capabilities = server.request(
         "tools/call",
