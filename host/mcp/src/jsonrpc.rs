@@ -4,8 +4,8 @@
 //! anything that is JSON but not a valid JSON-RPC message becomes an
 //! [`Incoming::Invalid`] carrying the error to answer with, so the dispatcher
 //! never has to look at raw JSON. Valid JSON holding a value serde_json
-//! cannot represent is read as far as it can be ([`unreadable`]), so that a
-//! request is still answered by its id.
+//! cannot represent is read as far as it can be (the private module
+//! `unreadable`), so that a request is still answered by its id.
 
 mod unreadable;
 
