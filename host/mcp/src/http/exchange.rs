@@ -145,15 +145,15 @@ pub(super) async fn exchange<H: ToolHost>(
     let shutdown = summary
         .listens
         .then(|| end_listen_streams_at_shutdown(session, closing));
-    let on_drop = ending.map(|ending| {
-        Box::new(move |complete: bool| {
-            // Moves the whole guard in, so that it drops here, told the outcome.
-            let mut ending = ending;
+    // What ends with the stream: the exchange's end (moved in whole, so
+    // that it drops here, told the outcome) and the shutdown watch.
+    let on_drop = Box::new(move |complete: bool| {
+        if let Some(mut ending) = ending {
             ending.answered = complete;
-            drop(shutdown);
-        }) as Box<dyn FnOnce(bool) + Send>
+        }
+        drop(shutdown);
     });
-    sse_response(receiver, Some(first), Some(unsent), None, on_drop)
+    sse_response(receiver, Some(first), Some(unsent), None, Some(on_drop))
 }
 
 /// Ends `session`'s listen streams when `closing` is cancelled, unless the
