@@ -520,6 +520,21 @@ fn shutdown_finishes_calls_in_flight_and_ends_streams() {
     let answered = slow.join().unwrap();
     assert_eq!(answered.status, 200, "{}", answered.text());
     assert_eq!(text_of(&answered.answer()), "slept for 1500 ms");
+    // The listen stream ends as a server tearing it down ends it:
+    // notifications/cancelled naming it, then its completion result.
+    let cancelled = listening.next_within(QUICK).expect("the stream's end");
+    assert_eq!(
+        cancelled["method"], "notifications/cancelled",
+        "{cancelled}"
+    );
+    assert_eq!(cancelled["params"]["requestId"], 1, "{cancelled}");
+    let closed = listening.next_within(QUICK).expect("the stream's response");
+    assert_eq!(closed["id"], 1, "{closed}");
+    assert_eq!(closed["result"]["resultType"], "complete", "{closed}");
+    assert_eq!(
+        closed["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 1,
+        "{closed}"
+    );
     assert!(
         listening.ends_within(QUICK),
         "the listen stream stayed open"

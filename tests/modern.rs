@@ -1,7 +1,8 @@
 //! The stateless 2026-07-28 protocol revision over stdio, raw wire, against
 //! the real binary and the example plugins: no `initialize`, `_meta` on every
-//! request, `server/discover`, `resultType`, list caching hints, listen
-//! streams, and both eras served by one process.
+//! request, `server/discover`, `resultType` and the server's name on every
+//! result, caching hints, listen streams (and how shutdown ends them), and
+//! both eras served by one process.
 
 mod support;
 
@@ -86,6 +87,14 @@ fn discover_answers_versions_capabilities_and_server_info() {
     );
     assert_eq!(result["serverInfo"]["name"], "corral");
     assert!(result["serverInfo"]["version"].is_string(), "{result}");
+    // Where the final text has servers name themselves, on every result.
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"], result["serverInfo"],
+        "{result}"
+    );
+    // A cacheable result: what it says is fixed for the process's life.
+    assert_eq!(result["ttlMs"], 3_600_000, "{result}");
+    assert_eq!(result["cacheScope"], "public", "{result}");
 
     let mut fixed = Server::start_with(&plugins_dir(), &["--no-watch"]);
     let result = fixed.modern_result("server/discover", json!({}));
@@ -125,7 +134,7 @@ fn list_carries_result_type_and_caching_hints() {
     assert_eq!(
         legacy.all_tools(),
         *list["tools"].as_array().unwrap(),
-        "icons and execution pass through as in 2025-11-25"
+        "shaped as in 2025-11-25 (no example declares task support, the `execution` 2026-07-28 lacks)"
     );
     // Pagination works statelessly too.
     let mut paged = Server::start_with(&plugins_dir(), &["--page-size", "4"]);
@@ -146,6 +155,10 @@ fn calls_carry_result_type() {
     assert_eq!(sum["resultType"], "complete", "{sum}");
     assert_eq!(sum["isError"], false);
     assert_eq!(first_text(&sum), "5");
+    assert_eq!(
+        sum["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "corral",
+        "{sum}"
+    );
 
     let stats = server.modern_result(
         "tools/call",
@@ -181,7 +194,7 @@ fn requests_without_the_stateless_meta_are_invalid_params() {
     );
 
     let no_version = server.request(
-        "tools/list",
+        "server/discover",
         json!({ "_meta": { "io.modelcontextprotocol/clientCapabilities": {} } }),
     );
     assert_eq!(no_version["error"]["code"], -32602, "{no_version}");
@@ -191,6 +204,14 @@ fn requests_without_the_stateless_meta_are_invalid_params() {
             .unwrap()
             .contains("protocolVersion")
     );
+    // Only the protocol version makes another method stateless: with client
+    // capabilities alone, tools/list is a legacy request.
+    let legacy = server.request(
+        "tools/list",
+        json!({ "_meta": { "io.modelcontextprotocol/clientCapabilities": {} } }),
+    );
+    assert!(legacy["result"]["tools"].is_array(), "{legacy}");
+    assert!(legacy["result"].get("resultType").is_none(), "{legacy}");
 
     let no_capabilities = server.request(
         "tools/call",
@@ -376,7 +397,9 @@ fn list_changes_go_only_to_listen_streams_that_asked() {
     assert!(tools.contains(&"analyze_text".to_string()), "{tools:?}");
 
     // Cancelling the stream ends it without a response; closing the input
-    // with a stream open still exits cleanly.
+    // with a stream open ends that stream as a server tearing it down does
+    // (notifications/cancelled naming it, then its completion result), and
+    // the process exits cleanly.
     listening.send(
         &json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
                             "params": { "requestId": stream } }),
@@ -385,9 +408,29 @@ fn list_changes_go_only_to_listen_streams_that_asked() {
     std::fs::remove_file(dir.path().join("textstats.wasm")).unwrap();
     expect_silence(&mut listening, LIST_CHANGED, QUIET_WINDOW);
     quiet.close_stdin();
+    let cancelled = quiet.recv_within(PATIENCE).expect("the stream's end");
+    assert_eq!(
+        cancelled,
+        json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {
+                "requestId": other,
+                "reason": "the server is ending this subscription: the session is over",
+                "_meta": { SUBSCRIPTION_ID: other },
+            },
+        })
+    );
+    let closed = quiet.recv_within(PATIENCE).expect("the stream's response");
+    assert_eq!(closed["id"], other, "{closed}");
+    assert_eq!(closed["result"]["resultType"], "complete", "{closed}");
+    assert_eq!(
+        closed["result"]["_meta"][SUBSCRIPTION_ID], other,
+        "{closed}"
+    );
     assert!(
         quiet.recv_within(QUIET_WINDOW).is_none(),
-        "the stream answered"
+        "more after the end"
     );
     assert!(quiet.wait_exit(Duration::from_secs(10)).success());
 }

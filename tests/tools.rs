@@ -8,7 +8,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
-use support::{Server, first_text, fixture, folder_with, plugins_dir};
+use support::{Server, example, first_text, fixture, folder_with, plugins_dir};
 
 fn server() -> Server {
     Server::initialized(&plugins_dir(), "2025-11-25")
@@ -161,12 +161,6 @@ fn a_plugin_that_breaks_its_own_output_schema_gets_an_error() {
         first_text(&missing).contains("no structured content"),
         "{missing}"
     );
-    let not_object = server.call("not_an_object", json!({}));
-    assert_eq!(not_object["isError"], true);
-    assert!(
-        first_text(&not_object).contains("not a JSON object"),
-        "{not_object}"
-    );
     let panic = server.call("panics", json!({}));
     assert_eq!(panic["isError"], true);
     assert!(first_text(&panic).contains("the liar panicked"), "{panic}");
@@ -174,6 +168,61 @@ fn a_plugin_that_breaks_its_own_output_schema_gets_an_error() {
     let honest = server.call("honest", json!({}));
     assert_eq!(honest["isError"], false, "{honest}");
     assert_eq!(honest["structuredContent"]["count"], 3);
+}
+
+#[test]
+fn structured_content_that_is_not_an_object_is_structured_only_in_2026_07_28() {
+    // `not_an_object` answers `[1,2,3]`, as text and as structured content,
+    // and declares no output schema.
+    let dir = folder_with(&[("liar.wasm", &fixture("liar"))]);
+    let mut legacy = Server::initialized(dir.path(), "2025-11-25");
+    assert_eq!(
+        legacy.call("not_an_object", json!({})),
+        json!({ "content": [{ "type": "text", "text": "[1,2,3]" }], "isError": false })
+    );
+    let mut modern = Server::start(dir.path());
+    let result = modern.modern_result(
+        "tools/call",
+        json!({ "name": "not_an_object", "arguments": {} }),
+    );
+    assert_eq!(result["structuredContent"], json!([1, 2, 3]), "{result}");
+    assert_eq!(
+        result["content"],
+        json!([{ "type": "text", "text": "[1,2,3]" }]),
+        "{result}"
+    );
+    assert_eq!(result["isError"], false, "{result}");
+}
+
+#[test]
+fn structured_content_reaches_every_revision_as_json_text() {
+    // c-hash answers a sentence and structured content: the JSON follows
+    // the sentence, so no field (`base64` here) is lost to older clients.
+    let dir = folder_with(&[("c-hash.wasm", &example("c-hash"))]);
+    let structured = json!({
+        "algorithm": "SHA-256",
+        "hex": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+        "base64": "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0=",
+        "byte_length": 3,
+    });
+    for revision in ["2024-11-05", "2025-11-25"] {
+        let mut server = Server::initialized(dir.path(), revision);
+        let result = server.call("sha256_hash", json!({ "data": "abc" }));
+        let content = result["content"].as_array().unwrap();
+        assert_eq!(content.len(), 2, "{revision}: {result}");
+        assert!(
+            first_text(&result).starts_with("SHA-256 of 3 bytes"),
+            "{result}"
+        );
+        let json: Value = serde_json::from_str(content[1]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(json, structured, "{revision}: {result}");
+        let expected = (revision == "2025-11-25").then(|| structured.clone());
+        assert_eq!(
+            result.get("structuredContent").cloned(),
+            expected,
+            "{result}"
+        );
+    }
 }
 
 #[test]

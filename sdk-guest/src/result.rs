@@ -94,10 +94,12 @@ impl CallResult {
         self.with(EmbeddedResource::blob(uri, data).mime_type(mime_type))
     }
 
-    /// Sets the structured content, which must be a JSON object. A tool that
-    /// returns structured content this way should declare its schema with
-    /// [`Tool::output_schema`](crate::Tool::output_schema); [`Json`] does
-    /// both for you.
+    /// Sets the structured content: any JSON value, though only an object
+    /// reaches clients before MCP 2026-07-28 as `structuredContent` (other
+    /// values reach them as JSON text). A tool that returns structured
+    /// content this way should declare its schema with
+    /// [`Tool::output_schema`](crate::Tool::output_schema) (an object schema,
+    /// so an object); [`Json`] does both for you.
     pub fn structured(mut self, value: Value) -> Self {
         self.structured_content = Some(value);
         self

@@ -3,7 +3,11 @@
 //! Incoming lines are parsed into [`Incoming`] without trusting their shape:
 //! anything that is JSON but not a valid JSON-RPC message becomes an
 //! [`Incoming::Invalid`] carrying the error to answer with, so the dispatcher
-//! never has to look at raw JSON.
+//! never has to look at raw JSON. Valid JSON holding a value serde_json
+//! cannot represent is read as far as it can be (the private module
+//! `unreadable`), so that a request is still answered by its id.
+
+mod unreadable;
 
 use serde_json::{Map, Value, json};
 
@@ -125,10 +129,12 @@ pub enum Frame {
 /// Parses one line of input.
 pub fn parse_frame(line: &str) -> Frame {
     match serde_json::from_str::<Value>(line) {
-        Err(err) => Frame::Unparseable(RpcError::new(
-            code::PARSE_ERROR,
-            format!("Parse error: {err}"),
-        )),
+        Err(err) => unreadable::frame(line).unwrap_or_else(|| {
+            Frame::Unparseable(RpcError::new(
+                code::PARSE_ERROR,
+                format!("Parse error: {err}"),
+            ))
+        }),
         Ok(Value::Array(items)) => Frame::Batch(items.into_iter().map(classify).collect()),
         Ok(value) => Frame::Single(classify(value)),
     }
@@ -150,6 +156,11 @@ pub fn classify(value: Value) -> Incoming {
     if let Some(id) = &id
         && !is_valid_id(id)
     {
+        // JSON-RPC's error response to a message whose id could not be read
+        // carries a null id: a response, ignored like the others.
+        if id.is_null() && !object.contains_key("method") && object.contains_key("error") {
+            return Incoming::Response;
+        }
         return invalid(Value::Null, "\"id\" must be a string or an integer");
     }
     let method = match object.remove("method") {

@@ -111,9 +111,22 @@ impl Revision {
         self >= Revision::V2025_06_18
     }
 
-    /// Tool `icons` and `execution` arrived in 2025-11-25 (and stay in 2026-07-28).
-    pub fn has_icons_and_execution(self) -> bool {
+    /// Tool `icons` arrived in 2025-11-25 (and stay in 2026-07-28).
+    pub fn has_icons(self) -> bool {
         self >= Revision::V2025_11_25
+    }
+
+    /// Tool `execution` (`taskSupport`) exists in 2025-11-25 only: the final
+    /// 2026-07-28 text moved tasks out of the core protocol, and its `Tool`
+    /// has no `execution`.
+    pub fn has_task_support(self) -> bool {
+        self == Revision::V2025_11_25
+    }
+
+    /// `structuredContent` may be any JSON value (an array, a string, ...)
+    /// from 2026-07-28 on; before, it is a JSON object.
+    pub fn has_structured_content_of_any_type(self) -> bool {
+        self >= Revision::V2026_07_28
     }
 }
 
@@ -158,7 +171,10 @@ mod tests {
             assert_eq!(Revision::stateless(revision.as_str()), None);
         }
         assert!(!Revision::V2026_07_28.has_batches());
-        assert!(Revision::V2026_07_28.has_icons_and_execution());
+        assert!(Revision::V2026_07_28.has_icons());
+        assert!(!Revision::V2026_07_28.has_task_support());
+        assert!(Revision::V2026_07_28.has_structured_content_of_any_type());
+        assert!(!Revision::V2025_11_25.has_structured_content_of_any_type());
     }
 
     #[test]

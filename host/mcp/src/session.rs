@@ -16,12 +16,14 @@
 //!
 //! # Two eras on one connection
 //!
-//! The era is chosen per request. A request whose `_meta` carries any
-//! `io.modelcontextprotocol/...` key, and every `server/discover` and
+//! The era is chosen per request. A request whose `_meta` carries
+//! `io.modelcontextprotocol/protocolVersion`, and every `server/discover` and
 //! `subscriptions/listen` request (methods only the stateless era has), is
 //! served statelessly in the revision its `_meta` names (2026-07-28): it must
 //! carry the protocol version and the client capabilities, it cannot see
-//! `ping` or `logging/setLevel`, and its result says `resultType: "complete"`.
+//! `ping` or `logging/setLevel`, and its result says `resultType: "complete"`
+//! and names the server in `_meta`. Other `io.modelcontextprotocol/` keys
+//! (`related-task`, say) select nothing: legacy revisions define some too.
 //! (`initialize` is the exception: it always selects the legacy era and never
 //! negotiates a stateless revision.)
 //! Nothing it does changes the session. Every other request is a legacy one:
@@ -39,9 +41,13 @@
 //!   its `notifications/tools/list_changed` (only when it asked for
 //!   `notifications.toolsListChanged: true`, or `toolsListChanged: true` at
 //!   the top of its params) carry it as
-//!   `_meta["io.modelcontextprotocol/subscriptionId"]`. The stream gets no
-//!   response: it ends with `notifications/cancelled`, or silently when the
-//!   input closes.
+//!   `_meta["io.modelcontextprotocol/subscriptionId"]`. A stream the client
+//!   cancels (`notifications/cancelled`) gets no response. A stream the
+//!   session ends ([`Session::finish`]: the input closed, the server shuts
+//!   down) gets what the 2026-07-28 pages ask of a server tearing one down:
+//!   `notifications/cancelled` naming it (the cancellation page's MUST), then
+//!   its completion result, `{"resultType": "complete", "_meta": {...
+//!   subscriptionId}}` (the subscriptions page's graceful closure).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
@@ -85,15 +91,13 @@ impl Default for ServerOptions {
 /// `log_level` before the client sets one: no log notifications.
 const LOGGING_OFF: u8 = u8::MAX;
 
-/// The prefix of the `_meta` keys that the protocol itself defines.
-const META_PREFIX: &str = "io.modelcontextprotocol/";
 /// The stateless revision a request is made in.
 const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// The client's capabilities, on every stateless request.
 const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 /// The minimum level of `notifications/message` for one stateless request.
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-/// Names the server in a stateless `server/discover` result.
+/// Names the server in the `_meta` of every stateless result.
 const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// Tags the notifications of one `subscriptions/listen` stream.
 const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
@@ -113,6 +117,14 @@ const LIST_TTL_MS_WATCHING: u64 = 60_000;
 const LIST_TTL_MS_FIXED: u64 = 3_600_000;
 const LIST_CACHE_SCOPE: &str = "public";
 
+/// How long a client may cache a `server/discover` result, and with whom it
+/// may share it. What it states (versions, capabilities, the server's name
+/// and version) is fixed for the life of the process, whatever the plugins
+/// do: an hour, the spec's own example, bounds how long a client keeps it
+/// across an upgrade. It is the same for every caller: "public".
+const DISCOVER_TTL_MS: u64 = 3_600_000;
+const DISCOVER_CACHE_SCOPE: &str = "public";
+
 /// How one request is served.
 enum Era {
     /// In the session's negotiated revision, at the session's log level.
@@ -129,8 +141,10 @@ impl Era {
     /// `_meta` lacks what every stateless request must carry.
     fn of(request: &Request) -> Result<Era, RpcError> {
         let meta = request.params.get("_meta").and_then(Value::as_object);
+        // Only the version selects the era: legacy revisions define other
+        // `io.modelcontextprotocol/` keys (`related-task` in 2025-11-25).
         let stateless = STATELESS_ONLY_METHODS.contains(&request.method.as_str())
-            || meta.is_some_and(|meta| meta.keys().any(|key| key.starts_with(META_PREFIX)));
+            || meta.is_some_and(|meta| meta.contains_key(META_PROTOCOL_VERSION));
         if !stateless {
             return Ok(Era::Legacy);
         }
@@ -212,11 +226,25 @@ impl Drop for Deregister<'_> {
     }
 }
 
-/// Marks a stateless result as final (`resultType` is required on every
-/// result of the stateless era; this server never asks for more input).
+/// The server, as it names itself in `_meta` (2026-07-28) and in
+/// `serverInfo` (`title` from 2025-06-18 on).
+fn server_info() -> Value {
+    json!({ "name": "corral", "title": "Corral", "version": env!("CARGO_PKG_VERSION") })
+}
+
+/// A stateless result as every result of that era is: final (`resultType`
+/// is required; this server never asks for more input), and naming the
+/// server in `_meta` (a SHOULD on every result), beside whatever `_meta`
+/// the result has already.
 fn complete(mut result: Value) -> Value {
     if let Value::Object(fields) = &mut result {
         fields.insert("resultType".into(), "complete".into());
+        let meta = fields
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = meta {
+            meta.insert(META_SERVER_INFO.into(), server_info());
+        }
     }
     result
 }
@@ -241,7 +269,7 @@ pub struct Session<H> {
     requests: AtomicU64,
     /// Open `subscriptions/listen` streams, by the JSON text of their id.
     listeners: Mutex<HashMap<String, Listener>>,
-    /// Set by `finish`: listen streams end.
+    /// Set by `end_listen_streams` (and `finish`): listen streams end.
     closing: watch::Sender<bool>,
     /// Every task of this session's requests.
     tasks: TaskTracker,
@@ -307,14 +335,15 @@ impl<H: ToolHost> Session<H> {
         self.tasks.len().saturating_sub(listening)
     }
 
-    /// Ends the session: listen streams end, requests in flight finish
-    /// (their responses are delivered), and the host is no longer followed.
+    /// Ends the session: listen streams end (each told so, and answered
+    /// with its completion result), requests in flight finish (their
+    /// responses are delivered), and the host is no longer followed.
     pub async fn finish(&self) {
         tracing::debug!(
             "session ending; finishing {} request(s) in flight",
             self.tasks.len()
         );
-        self.closing.send_replace(true);
+        self.end_listen_streams();
         self.tasks.close();
         self.tasks.wait().await;
         let follower = self.follower.lock().unwrap().take();
@@ -322,6 +351,15 @@ impl<H: ToolHost> Session<H> {
             follower.abort();
             let _ = follower.await;
         }
+    }
+
+    /// Ends the session's listen streams, those open and those opened
+    /// later, each with `notifications/cancelled` naming it and then its
+    /// completion result; nothing else of the session ends. A transport
+    /// calls it when it shuts down streams that would never end on their
+    /// own ([`Session::finish`] does too).
+    pub fn end_listen_streams(&self) {
+        self.closing.send_replace(true);
     }
 
     /// Whether requests of this session are still running.
@@ -366,7 +404,7 @@ impl<H: ToolHost> Session<H> {
                     in_flight.remove(&key);
                 }
             }
-            if let Some(Some(response)) = response {
+            if let Some(response) = response {
                 deliver(response);
             }
         });
@@ -481,9 +519,12 @@ impl<H: ToolHost> Session<H> {
         tracing::info!(
             "initialized: protocol {revision} (client asked for {requested:?}) {client}"
         );
-        let mut server_info = json!({ "name": "corral", "version": env!("CARGO_PKG_VERSION") });
-        if revision.has_structured_output() {
-            server_info["title"] = "Corral".into();
+        let mut server_info = server_info();
+        if !revision.has_structured_output()
+            && let Some(fields) = server_info.as_object_mut()
+        {
+            // `Implementation.title` arrived in 2025-06-18.
+            fields.remove("title");
         }
         jsonrpc::response(
             request.id,
@@ -498,15 +539,15 @@ impl<H: ToolHost> Session<H> {
         )
     }
 
-    /// The response to `request`; `None` for a listen stream, which has none.
-    async fn respond(&self, request: Request, reply: Outbox) -> Option<Value> {
+    /// The response to `request`. (A listen stream's comes only when the
+    /// session ends it; one the client cancels is dropped before.)
+    async fn respond(&self, request: Request, reply: Outbox) -> Value {
         let id = request.id.clone();
         let result = match Era::of(&request) {
             Err(error) => Err(error),
             Ok(Era::Legacy) => self.dispatch(request, reply).await,
             Ok(Era::Stateless { .. }) if request.method == "subscriptions/listen" => {
-                self.listen(request, reply).await;
-                return None;
+                Ok(complete(self.listen(request, reply).await))
             }
             Ok(Era::Stateless {
                 revision,
@@ -516,10 +557,10 @@ impl<H: ToolHost> Session<H> {
                 .await
                 .map(complete),
         };
-        Some(match result {
+        match result {
             Ok(result) => jsonrpc::response(id, result),
             Err(error) => jsonrpc::error_response(id, &error),
-        })
+        }
     }
 
     async fn dispatch(&self, request: Request, reply: Outbox) -> Result<Value, RpcError> {
@@ -577,28 +618,28 @@ impl<H: ToolHost> Session<H> {
     }
 
     /// `server/discover`: what a stateless client needs to know first.
+    /// (`_meta` names the server, as on every stateless result; the body's
+    /// `serverInfo` is kept for clients of the drafts that read it there.)
     fn discover(&self) -> Value {
         let supported: Vec<&str> = Revision::STATELESS.iter().map(|r| r.as_str()).collect();
-        let server_info = json!({
-            "name": "corral",
-            "title": "Corral",
-            "version": env!("CARGO_PKG_VERSION"),
-        });
         json!({
             "supportedVersions": supported,
             "capabilities": {
                 "tools": { "listChanged": self.options.list_changed },
                 "logging": {},
             },
-            "serverInfo": server_info.clone(),
-            // Where the stateless revision's servers identify themselves.
-            "_meta": { META_SERVER_INFO: server_info },
+            "serverInfo": server_info(),
+            // A cacheable result (the MUST of DiscoverResult).
+            "ttlMs": DISCOVER_TTL_MS,
+            "cacheScope": DISCOVER_CACHE_SCOPE,
         })
     }
 
     /// A `subscriptions/listen` stream: acknowledged at once, then open until
-    /// it is cancelled or the input closes; it never gets a response.
-    async fn listen(&self, request: Request, reply: Outbox) {
+    /// the client cancels it (its work dropped, unanswered) or the session
+    /// ends it: then the stream is told, and its completion result (to be
+    /// marked complete) is returned.
+    async fn listen(&self, request: Request, reply: Outbox) -> Value {
         let params = &request.params;
         let tools_list_changed = params
             .get("notifications")
@@ -636,6 +677,19 @@ impl<H: ToolHost> Session<H> {
         ));
         let mut closing = self.closing.subscribe();
         let _ = closing.wait_for(|closing| *closing).await;
+        // The server tears the subscription down: the cancellation page asks
+        // for notifications/cancelled naming it (tagged, as everything on
+        // the stream is), the subscriptions page for its completion result.
+        tracing::debug!("ending listen stream {}", request.id);
+        reply(jsonrpc::notification(
+            "notifications/cancelled",
+            Some(json!({
+                "requestId": request.id,
+                "reason": "the server is ending this subscription: the session is over",
+                "_meta": { META_SUBSCRIPTION_ID: request.id },
+            })),
+        ));
+        json!({ "_meta": { META_SUBSCRIPTION_ID: request.id } })
     }
 
     fn list_tools(

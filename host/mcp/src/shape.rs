@@ -2,9 +2,18 @@
 //!
 //! A client never receives a field its revision does not define: no `title`,
 //! `outputSchema`, `structuredContent` or `resource_link` before 2025-06-18,
-//! no audio before 2025-03-26, no `icons` or `execution` before 2025-11-25.
-//! Content the client cannot receive as such is described in text instead of
-//! being dropped silently.
+//! no audio before 2025-03-26, no `icons` before 2025-11-25, and `execution`
+//! in 2025-11-25 only (the final 2026-07-28 `Tool` has none). Content the
+//! client cannot receive as such is described in text instead of being
+//! dropped silently.
+//!
+//! Structured content always reaches the client as JSON text too: every
+//! revision with `structuredContent` asks a tool to mirror it in a text
+//! block for older clients, and older clients have nothing else. So when no
+//! text item of a result already holds that JSON, one is added. A structured
+//! result that is not a JSON object (an array, a string, ...) is
+//! `structuredContent` only from 2026-07-28 on; the older revisions define
+//! it as an object, so there it travels as that text alone.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -40,30 +49,30 @@ pub fn tool_json(tool: &ToolDef, revision: Revision) -> Value {
             out.insert("annotations".into(), annotations.into());
         }
     }
-    if revision.has_icons_and_execution() {
-        if !tool.icons.is_empty() {
-            let icons = tool
-                .icons
-                .iter()
-                .map(|icon| {
-                    let mut i = Map::new();
-                    i.insert("src".into(), icon.src.clone().into());
-                    insert_opt(&mut i, "mimeType", &icon.mime_type);
-                    if !icon.sizes.is_empty() {
-                        i.insert("sizes".into(), icon.sizes.clone().into());
-                    }
-                    insert_opt(&mut i, "theme", &icon.theme);
-                    Value::Object(i)
-                })
-                .collect::<Vec<_>>();
-            out.insert("icons".into(), icons.into());
-        }
-        if let Some(task_support) = tool.task_support {
-            out.insert(
-                "execution".into(),
-                json!({ "taskSupport": task_support.as_str() }),
-            );
-        }
+    if revision.has_icons() && !tool.icons.is_empty() {
+        let icons = tool
+            .icons
+            .iter()
+            .map(|icon| {
+                let mut i = Map::new();
+                i.insert("src".into(), icon.src.clone().into());
+                insert_opt(&mut i, "mimeType", &icon.mime_type);
+                if !icon.sizes.is_empty() {
+                    i.insert("sizes".into(), icon.sizes.clone().into());
+                }
+                insert_opt(&mut i, "theme", &icon.theme);
+                Value::Object(i)
+            })
+            .collect::<Vec<_>>();
+        out.insert("icons".into(), icons.into());
+    }
+    if revision.has_task_support()
+        && let Some(task_support) = tool.task_support
+    {
+        out.insert(
+            "execution".into(),
+            json!({ "taskSupport": task_support.as_str() }),
+        );
     }
     Value::Object(out)
 }
@@ -77,20 +86,30 @@ pub fn call_result_json(output: &CallOutput, revision: Revision) -> Value {
         .collect();
     let mut out = Map::new();
     if let Some(structured) = &output.structured {
-        if revision.has_structured_output() {
+        let as_structured_content = revision.has_structured_output()
+            && (structured.is_object() || revision.has_structured_content_of_any_type());
+        if as_structured_content {
             out.insert("structuredContent".into(), structured.clone());
-        } else if !output
-            .content
-            .iter()
-            .any(|c| matches!(c, Content::Text { .. }))
-        {
-            // The client cannot see structuredContent; give it the JSON as text.
+        }
+        if !holds_as_text(&output.content, structured) {
             content.push(json!({ "type": "text", "text": structured.to_string() }));
         }
     }
     out.insert("content".into(), content.into());
     out.insert("isError".into(), output.is_error.into());
     Value::Object(out)
+}
+
+/// Whether a text item of `content` is `structured` as JSON text (spaced
+/// any way). Text that is not JSON fails at its first characters; text
+/// that is costs one parse, within the plugin's output limit.
+fn holds_as_text(content: &[Content], structured: &Value) -> bool {
+    content.iter().any(|item| match item {
+        Content::Text { text, .. } => {
+            serde_json::from_str::<Value>(text).is_ok_and(|value| value == *structured)
+        }
+        _ => false,
+    })
 }
 
 fn content_json(item: &Content, revision: Revision) -> Value {
@@ -288,11 +307,11 @@ mod tests {
                 "title"
             ]
         );
-        // The stateless revision shapes tools exactly as 2025-11-25 does.
-        assert_eq!(
-            tool_json(&tool, Revision::V2026_07_28),
-            tool_json(&tool, Revision::V2025_11_25)
-        );
+        // The stateless revision shapes tools as 2025-11-25 does, but for
+        // `execution`, which its final text dropped.
+        let mut newest = tool_json(&tool, Revision::V2025_11_25);
+        newest.as_object_mut().unwrap().remove("execution");
+        assert_eq!(tool_json(&tool, Revision::V2026_07_28), newest);
     }
 
     #[test]
@@ -351,6 +370,64 @@ mod tests {
             "2025-05-03T14:30:00Z"
         );
         assert_eq!(new["structuredContent"], json!({ "n": 1 }));
-        assert_eq!(new["content"].as_array().unwrap().len(), 2);
+        // No text item held the JSON: it is mirrored as the spec asks.
+        assert_eq!(
+            new["content"][2],
+            json!({ "type": "text", "text": "{\"n\":1}" })
+        );
+        assert_eq!(new["content"].as_array().unwrap().len(), 3);
+    }
+
+    fn text_and_structured(text: &str, structured: Value) -> CallOutput {
+        CallOutput {
+            content: vec![Content::text(text)],
+            structured: Some(structured),
+            is_error: false,
+        }
+    }
+
+    #[test]
+    fn structured_content_is_sent_as_text_unless_a_text_item_holds_it() {
+        // The JSON spaced differently is the same JSON: not sent twice.
+        let mirrored = text_and_structured("{ \"n\": 1 }", json!({ "n": 1 }));
+        for revision in Revision::ALL {
+            let result = call_result_json(&mirrored, revision);
+            assert_eq!(result["content"].as_array().unwrap().len(), 1, "{revision}");
+        }
+        // Prose, or other JSON, is not it: the JSON follows it.
+        for text in ["n is 1", "{\"n\":2}"] {
+            let prose = text_and_structured(text, json!({ "n": 1 }));
+            for revision in Revision::ALL {
+                assert_eq!(
+                    call_result_json(&prose, revision)["content"],
+                    json!([
+                        { "type": "text", "text": text },
+                        { "type": "text", "text": "{\"n\":1}" },
+                    ]),
+                    "{revision}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn structured_content_that_is_not_an_object_is_text_before_2026_07_28() {
+        let list = text_and_structured("two users", json!(["ada", "bob"]));
+        let text = json!([
+            { "type": "text", "text": "two users" },
+            { "type": "text", "text": "[\"ada\",\"bob\"]" },
+        ]);
+        for revision in Revision::ALL {
+            let result = call_result_json(&list, revision);
+            assert_eq!(result["content"], text, "{revision}");
+            let expected = revision
+                .has_structured_content_of_any_type()
+                .then(|| json!(["ada", "bob"]));
+            assert_eq!(
+                result.get("structuredContent").cloned(),
+                expected,
+                "{revision}"
+            );
+        }
     }
 }

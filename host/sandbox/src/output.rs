@@ -2,10 +2,12 @@
 //!
 //! Results are capped in size, counting everything the plugin returned
 //! (every string, byte and annotation), before anything is copied or
-//! encoded. Structured content must be a JSON object; when the tool has an
-//! output schema, the caller validates it against that (the spec's MUST),
-//! within the validation budget: a plugin that breaks its own schema yields a
-//! tool execution error, never a silent pass.
+//! encoded. Structured content must be JSON, of any kind (2026-07-28 allows
+//! arrays, strings and the rest; the protocol layer keeps older revisions to
+//! objects); when the tool has an output schema, the caller validates it
+//! against that (the spec's MUST), within the validation budget: a plugin
+//! that breaks its own schema yields a tool execution error, never a silent
+//! pass.
 
 use serde_json::Value;
 
@@ -42,12 +44,7 @@ pub fn check(
         .map(serde_json::from_str::<Value>)
     {
         None => None,
-        Some(Ok(value @ Value::Object(_))) => Some(value),
-        Some(Ok(_)) => {
-            return CallOutput::error(format!(
-                "Tool `{name}` returned structured content that is not a JSON object"
-            ));
-        }
+        Some(Ok(value)) => Some(value),
         Some(Err(err)) => {
             return CallOutput::error(format!(
                 "Tool `{name}` returned structured content that is not valid JSON: {err}"

@@ -73,7 +73,9 @@ impl TaskSupport {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallOutput {
     pub content: Vec<Content>,
-    /// A JSON object, already validated against the tool's output schema.
+    /// Any JSON value (2026-07-28 allows every kind; the protocol layer
+    /// sends one that is not an object to older revisions as text only),
+    /// already validated against the tool's output schema when it has one.
     pub structured: Option<Value>,
     /// A tool execution error: the content tells the model what went wrong.
     pub is_error: bool,

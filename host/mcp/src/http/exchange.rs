@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use http::StatusCode;
 use serde_json::Value;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::body::{HttpResponse, empty, json_response, sse_response};
 use crate::ToolHost;
@@ -97,10 +97,12 @@ pub(super) enum Era {
     Stateless,
 }
 
-/// Hands `frame` to `session` and answers with what it causes. `closing`
-/// ends the stream at shutdown if it would never end on its own (a listen
-/// stream). In the stateless era `session` is the exchange's own, finished
-/// when the exchange is over, and protocol errors are HTTP errors.
+/// Hands `frame` to `session` and answers with what it causes. When
+/// `closing` is cancelled (shutdown), a listen stream, which would never end
+/// on its own, is ended by the session: `notifications/cancelled` naming
+/// it, then its completion result, and the stream ends once they are sent.
+/// In the stateless era `session` is the exchange's own, finished when the
+/// exchange is over, and protocol errors are HTTP errors.
 pub(super) async fn exchange<H: ToolHost>(
     session: &Arc<Session<H>>,
     frame: Frame,
@@ -140,15 +142,43 @@ pub(super) async fn exchange<H: ToolHost>(
     if jsonrpc::is_droppable(&first) {
         unsent.fetch_sub(jsonrpc::serialized_len(&first), Ordering::Relaxed);
     }
-    let closing = Some(closing).filter(|_| summary.listens);
-    let on_drop = ending.map(|ending| {
-        Box::new(move |complete: bool| {
-            // Moves the whole guard in, so that it drops here, told the outcome.
-            let mut ending = ending;
+    let shutdown = summary
+        .listens
+        .then(|| end_listen_streams_at_shutdown(session, closing));
+    // What ends with the stream: the exchange's end (moved in whole, so
+    // that it drops here, told the outcome) and the shutdown watch.
+    let on_drop = Box::new(move |complete: bool| {
+        if let Some(mut ending) = ending {
             ending.answered = complete;
-        }) as Box<dyn FnOnce(bool) + Send>
+        }
+        drop(shutdown);
     });
-    sse_response(receiver, Some(first), Some(unsent), closing, on_drop)
+    sse_response(receiver, Some(first), Some(unsent), None, Some(on_drop))
+}
+
+/// Ends `session`'s listen streams when `closing` is cancelled, unless the
+/// guard returned is dropped first (the stream ended before shutdown).
+fn end_listen_streams_at_shutdown<H: ToolHost>(
+    session: &Arc<Session<H>>,
+    closing: &CancellationToken,
+) -> DropGuard {
+    let stream_ended = CancellationToken::new();
+    let (session, closing, ended) = (
+        Arc::downgrade(session),
+        closing.clone(),
+        stream_ended.clone(),
+    );
+    tokio::spawn(async move {
+        tokio::select! {
+            () = closing.cancelled() => {
+                if let Some(session) = session.upgrade() {
+                    session.end_listen_streams();
+                }
+            }
+            () = ended.cancelled() => {}
+        }
+    });
+    stream_ended.drop_guard()
 }
 
 /// The outbox of an exchange: every message goes to `sender`, but progress
@@ -169,9 +199,9 @@ fn bounded_outbox(sender: mpsc::UnboundedSender<Value>, unsent: Arc<AtomicUsize>
 }
 
 /// The end of an exchange, run when it is dropped: requests left
-/// unanswered (the client closed the connection, or the server is shutting
-/// down a listen stream) are cancelled, as `notifications/cancelled` would,
-/// and a stateless exchange's session finishes in the background.
+/// unanswered (the client closed the connection) are cancelled, as
+/// `notifications/cancelled` would, and a stateless exchange's session
+/// finishes in the background.
 struct ExchangeEnd<H: ToolHost> {
     session: Arc<Session<H>>,
     /// The requests cancelled if the exchange ends unanswered.

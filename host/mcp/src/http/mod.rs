@@ -68,8 +68,10 @@
 //! # Shutdown
 //!
 //! When `shutdown` resolves the listener closes, the streams that never end
-//! on their own (GET streams, listen streams) end, and requests in flight
-//! finish and are answered, for at most the grace period.
+//! on their own end (GET streams at once; listen streams once their session
+//! has sent `notifications/cancelled` for them and their completion result),
+//! and requests in flight finish and are answered, for at most the grace
+//! period.
 
 mod body;
 mod exchange;

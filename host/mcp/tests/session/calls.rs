@@ -50,14 +50,40 @@ async fn structured_content_arrives_in_2025_06_18_beside_its_text() {
 }
 
 #[tokio::test]
-async fn structured_content_without_text_becomes_text_before_2025_06_18() {
-    for revision in ["2024-11-05", "2025-03-26"] {
+async fn structured_content_reaches_every_revision_as_json_text_too() {
+    // The tool's own text is prose: the JSON follows it, for clients before
+    // 2025-06-18 (which have nothing else) and after (the spec's SHOULD).
+    for revision in LEGACY {
+        let mut expected = json!({
+            "content": [
+                text("Partly cloudy, 22.5 °C"),
+                text(r#"{"conditions":"Partly cloudy","temperature":22.5}"#),
+            ],
+            "isError": false,
+        });
+        if revision >= "2025-06-18" {
+            expected["structuredContent"] =
+                json!({ "conditions": "Partly cloudy", "temperature": 22.5 });
+        }
         assert_eq!(
             call_in(revision, "forecast", json!({})).await,
+            [result(1, expected)],
+            "{revision}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn structured_content_that_is_not_an_object_is_only_text_before_2026_07_28() {
+    // Every legacy revision defines structuredContent as an object: an
+    // array reaches them as its JSON text alone.
+    for revision in LEGACY {
+        assert_eq!(
+            call_in(revision, "roster", json!({})).await,
             [result(
                 1,
                 json!({
-                    "content": [text(r#"{"conditions":"Partly cloudy","temperature":22.5}"#)],
+                    "content": [text("Two people: Ada and Bob"), text(r#"["Ada","Bob"]"#)],
                     "isError": false,
                 })
             )],

@@ -161,7 +161,8 @@ async fn the_list_is_the_hosts_in_its_order_every_time() {
             "forecast",
             "fail",
             "countdown",
-            "wait"
+            "wait",
+            "roster"
         ]
     );
     assert_eq!(first[0]["result"].get("nextCursor"), None);

@@ -1,15 +1,17 @@
 //! The stateless revision 2026-07-28: `_meta` on every request instead of a
 //! handshake (and the errors when it is missing or names an unsupported
-//! version), `server/discover`, `resultType` on every result, caching hints
-//! on `tools/list`, the log level and progress token per request,
-//! `subscriptions/listen` streams, and both eras on one session.
+//! version), `server/discover`, `resultType` and the server's name on every
+//! result, caching hints on `server/discover` and `tools/list`, tools and
+//! results as the final text has them, the log level and progress token per
+//! request, `subscriptions/listen` streams (and how the session ends them),
+//! and both eras on one session.
 
 use serde_json::{Value, json};
 
 use crate::support::{
-    Client, FakeHost, NOTHING, STATELESS, VERSION, add, cancel, complete, echo, error, fixed,
-    forecast, liftoff, listed, log_message, notification, progress, request, result, stateless,
-    text, watching,
+    Client, FakeHost, NOTHING, STATELESS, add, cancel, complete, completed, echo, error, fixed,
+    forecast, liftoff, listed, log_message, notification, progress, request, result, server_info,
+    stateless, text, watching,
 };
 use corral_mcp::ServerOptions;
 
@@ -24,12 +26,21 @@ async fn client_of_add_and_forecast(options: ServerOptions) -> Client {
 
 /// `result` with the fields a stateless `tools/list` adds: caching hints
 /// for a server that does (`watching`) or does not announce list changes,
-/// and `resultType`.
+/// `resultType` and the server's name.
 fn stateless_list(mut result: Value, watching: bool) -> Value {
     result["ttlMs"] = json!(if watching { 60_000 } else { 3_600_000 });
     result["cacheScope"] = json!("public");
-    result["resultType"] = json!("complete");
-    result
+    completed(result)
+}
+
+/// The tools/list result a 2025-11-25 session gets for `add` and
+/// `forecast`, without `execution`, which the final 2026-07-28 `Tool` lacks.
+async fn listed_without_execution() -> Value {
+    let mut list = listed(vec![add(), forecast()], "2025-11-25").await;
+    for tool in list["tools"].as_array_mut().unwrap() {
+        tool.as_object_mut().unwrap().remove("execution");
+    }
+    list
 }
 
 fn call(id: impl Into<Value>, tool: &str, meta: Value) -> Value {
@@ -51,6 +62,23 @@ fn acknowledged(id: &str, honoured: Value) -> Value {
     )
 }
 
+/// What a listen stream `id` gets when the server ends it: the
+/// cancellation page's notice that the server tears it down, then the
+/// subscriptions page's graceful closure, the listen request's response.
+fn ended_by_the_server(id: &str) -> [Value; 2] {
+    [
+        notification(
+            "notifications/cancelled",
+            json!({
+                "requestId": id,
+                "reason": "the server is ending this subscription: the session is over",
+                "_meta": { SUBSCRIPTION_ID: id },
+            }),
+        ),
+        complete(result(id, json!({ "_meta": { SUBSCRIPTION_ID: id } }))),
+    ]
+}
+
 fn list_changed_for(id: &str) -> Value {
     notification(
         "notifications/tools/list_changed",
@@ -59,10 +87,9 @@ fn list_changed_for(id: &str) -> Value {
 }
 
 #[tokio::test]
-async fn discover_states_versions_capabilities_and_server_info() {
+async fn discover_states_versions_capabilities_server_info_and_caching_hints() {
     for (options, list_changed) in [(watching(), true), (fixed(), false)] {
         let client = Client::start(FakeHost::new(), options).await;
-        let server_info = json!({ "name": "corral", "title": "Corral", "version": VERSION });
         assert_eq!(
             client
                 .exchange(stateless("d", "server/discover", json!({})))
@@ -72,8 +99,10 @@ async fn discover_states_versions_capabilities_and_server_info() {
                 json!({
                     "supportedVersions": [STATELESS],
                     "capabilities": { "tools": { "listChanged": list_changed }, "logging": {} },
-                    "serverInfo": server_info,
-                    "_meta": { "io.modelcontextprotocol/serverInfo": server_info },
+                    "serverInfo": server_info(),
+                    "ttlMs": 3_600_000,
+                    "cacheScope": "public",
+                    "_meta": { "io.modelcontextprotocol/serverInfo": server_info() },
                     "resultType": "complete",
                 })
             )]
@@ -101,7 +130,7 @@ async fn a_stateless_request_without_a_protocol_version_is_invalid_params() {
     let client = Client::new().await;
     let no_version = request(
         1,
-        "tools/list",
+        "server/discover",
         json!({ "_meta": { CLIENT_CAPABILITIES: {} } }),
     );
     assert_eq!(
@@ -181,8 +210,8 @@ async fn an_unsupported_version_is_32022_with_the_supported_versions() {
 }
 
 #[tokio::test]
-async fn tools_list_is_shaped_as_in_2025_11_25_with_caching_hints_and_result_type() {
-    let newest = listed(vec![add(), forecast()], "2025-11-25").await;
+async fn tools_list_is_shaped_as_in_2025_11_25_but_for_execution_with_caching_hints() {
+    let newest = listed_without_execution().await;
     for (options, watching) in [(watching(), true), (fixed(), false)] {
         let client = client_of_add_and_forecast(options).await;
         assert_eq!(
@@ -194,7 +223,7 @@ async fn tools_list_is_shaped_as_in_2025_11_25_with_caching_hints_and_result_typ
 
 #[tokio::test]
 async fn tools_list_pages_follow_their_cursors() {
-    let newest = listed(vec![add(), forecast()], "2025-11-25").await;
+    let newest = listed_without_execution().await;
     let client = client_of_add_and_forecast(ServerOptions {
         page_size: 1,
         ..watching()
@@ -245,19 +274,16 @@ async fn call_results_carry_result_type_and_protocol_errors_do_not() {
                 "structuredContent": { "sum": 5 },
                 "isError": false,
                 "resultType": "complete",
+                "_meta": { "io.modelcontextprotocol/serverInfo": server_info() },
             })
         )]
     );
     assert_eq!(
         client.exchange(call(2, "fail", json!({}))).await,
-        [result(
+        [complete(result(
             2,
-            json!({
-                "content": [text("the disk is full")],
-                "isError": true,
-                "resultType": "complete",
-            })
-        )]
+            json!({ "content": [text("the disk is full")], "isError": true })
+        ))]
     );
     assert_eq!(
         client.exchange(call(3, "nope", json!({}))).await,
@@ -407,7 +433,7 @@ async fn a_server_that_does_not_announce_list_changes_acknowledges_none() {
 }
 
 #[tokio::test]
-async fn the_session_ending_ends_listen_streams_without_a_response() {
+async fn the_session_ending_ends_listen_streams_with_their_completion_result() {
     let client = Client::new().await;
     let mut stream = client.send(listen(
         "s",
@@ -418,13 +444,102 @@ async fn the_session_ending_ends_listen_streams_without_a_response() {
         acknowledged("s", json!({ "toolsListChanged": true }))
     );
     client.finish().await;
-    assert_eq!(stream.all().await, NOTHING);
+    assert_eq!(stream.all().await, ended_by_the_server("s"));
+}
+
+#[tokio::test]
+async fn a_stream_ended_by_shutdown_alone_ends_the_same_and_others_go_on() {
+    let client = Client::new().await;
+    let mut stream = client.send(listen("s", json!({})));
+    assert_eq!(stream.next().await, acknowledged("s", json!({})));
+    client.end_listen_streams();
+    assert_eq!(stream.all().await, ended_by_the_server("s"));
+    assert_eq!(
+        client.exchange(call(1, "countdown", json!({}))).await,
+        [complete(liftoff(1))]
+    );
+}
+
+#[tokio::test]
+async fn every_stateless_result_names_the_server_in_its_meta() {
+    let client = Client::new().await;
+    for line in [
+        stateless(1, "server/discover", json!({})),
+        stateless(2, "tools/list", json!({})),
+        call(3, "echo", json!({})),
+        call(4, "fail", json!({})),
+    ] {
+        let result = client.result_of(&line).await;
+        assert_eq!(
+            result["_meta"],
+            json!({ "io.modelcontextprotocol/serverInfo": server_info() }),
+            "{line}"
+        );
+    }
+    // Errors have no `_meta`; legacy results neither.
+    assert_eq!(
+        client.exchange(call(5, "nope", json!({}))).await,
+        [error(5, -32602, "Unknown tool: nope")]
+    );
+    client.initialize("2025-11-25").await;
+    assert_eq!(
+        client
+            .exchange(request(6, "tools/call", json!({ "name": "echo" })))
+            .await,
+        [result(
+            6,
+            json!({ "content": [text("{}")], "isError": false })
+        )]
+    );
+}
+
+#[tokio::test]
+async fn structured_content_of_any_kind_is_structured_content() {
+    let client = Client::new().await;
+    assert_eq!(
+        client.exchange(call(1, "roster", json!({}))).await,
+        [complete(result(
+            1,
+            json!({
+                "content": [text("Two people: Ada and Bob"), text(r#"["Ada","Bob"]"#)],
+                "structuredContent": ["Ada", "Bob"],
+                "isError": false,
+            })
+        ))]
+    );
+}
+
+#[tokio::test]
+async fn other_protocol_meta_keys_leave_a_request_in_the_legacy_era() {
+    let client = Client::initialized("2025-11-25").await;
+    // `related-task` is a 2025-11-25 key; client capabilities alone name no
+    // revision. Only the protocol version makes a request stateless.
+    for meta in [
+        json!({ "io.modelcontextprotocol/related-task": { "taskId": "t-1" } }),
+        json!({ CLIENT_CAPABILITIES: {} }),
+    ] {
+        let list = request(1, "tools/call", json!({ "name": "echo", "_meta": meta }));
+        assert_eq!(
+            client.exchange(&list).await,
+            [result(
+                1,
+                json!({ "content": [text("{}")], "isError": false })
+            )],
+            "{list}"
+        );
+        // ... where ping exists.
+        let ping = request(2, "ping", json!({ "_meta": meta }));
+        assert_eq!(
+            client.exchange(&ping).await,
+            [result(2, json!({}))],
+            "{ping}"
+        );
+    }
 }
 
 #[tokio::test]
 async fn both_eras_are_served_on_one_session_each_in_its_own_revision() {
-    let stateless_list_of_2025_11_25 =
-        stateless_list(listed(vec![add(), forecast()], "2025-11-25").await, true);
+    let stateless_list_of_2025_11_25 = stateless_list(listed_without_execution().await, true);
     let list_of_2025_03_26 = listed(vec![add(), forecast()], "2025-03-26").await;
     let client = client_of_add_and_forecast(watching()).await;
     let legacy = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;

@@ -1,10 +1,11 @@
-//! JSON-RPC 2.0 on the wire: lines that are not JSON, JSON that is not a
-//! valid message, unknown methods, and what is never answered (notifications
-//! and the client's own responses).
+//! JSON-RPC 2.0 on the wire: lines that are not JSON, JSON holding values
+//! the server cannot read, JSON that is not a valid message, unknown
+//! methods, and what is never answered (notifications and the client's own
+//! responses).
 
 use serde_json::{Value, json};
 
-use crate::support::{Client, NOTHING, error, result};
+use crate::support::{Client, NOTHING, error, request, result, text};
 
 #[tokio::test]
 async fn a_line_that_is_not_json_is_a_parse_error_with_a_null_id() {
@@ -137,4 +138,116 @@ async fn responses_from_the_client_are_ignored() {
     ] {
         assert_eq!(client.exchange(line).await, NOTHING, "{line}");
     }
+}
+
+#[tokio::test]
+async fn an_error_response_with_a_null_id_is_ignored() {
+    // What a client sends when it could not read the id of something the
+    // server sent: a response like any other, never answered.
+    let client = Client::initialized("2025-11-25").await;
+    let line = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#;
+    assert_eq!(client.exchange(line).await, NOTHING);
+}
+
+/// The message of the error for `arguments` holding an unreadable value,
+/// shown up to where it could not be read.
+fn unreadable_arguments(what: &str, near: &str) -> String {
+    format!("Invalid params: `arguments` holds {what} (near `{near}`)")
+}
+
+const OUT_OF_RANGE: &str = "a number out of range for this server (beyond a 64-bit float)";
+const LONE_SURROGATE: &str =
+    "a string with a lone UTF-16 surrogate (half of a character), which this server cannot read";
+
+#[tokio::test]
+async fn valid_json_with_values_the_server_cannot_read_is_answered_by_its_id() {
+    let client = Client::initialized("2025-11-25").await;
+    // A number beyond f64, and a string cut in the middle of an emoji as
+    // JavaScript writes it: both valid JSON.
+    let huge = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"n":1e400}}}"#;
+    assert_eq!(
+        client.exchange(huge).await,
+        [error(
+            7,
+            -32602,
+            &unreadable_arguments(OUT_OF_RANGE, r#"{"n":1e400"#)
+        )]
+    );
+    let cut = r#"{"jsonrpc":"2.0","id":"cut","method":"tools/call","params":{"name":"echo","arguments":{"text":"hi \ud83d"}}}"#;
+    assert_eq!(
+        client.exchange(cut).await,
+        [error(
+            "cut",
+            -32602,
+            &unreadable_arguments(LONE_SURROGATE, r#"{"text":"hi \ud83d""#)
+        )]
+    );
+    // An id that cannot be read cannot be answered by.
+    let bad_id = r#"{"jsonrpc":"2.0","id":"\ud83d","method":"ping"}"#;
+    assert_eq!(
+        client.exchange(bad_id).await,
+        [error(
+            Value::Null,
+            -32600,
+            &format!(r#"Invalid Request: "id" holds {LONE_SURROGATE} (near `"\ud83d"`)"#)
+        )]
+    );
+    // A member the server never looks into does not matter.
+    let extra = r#"{"jsonrpc":"2.0","id":8,"method":"ping","trace":1e400}"#;
+    assert_eq!(client.exchange(extra).await, [result(8, json!({}))]);
+    // Nor in a response from the client, ignored as ever.
+    let response = r#"{"jsonrpc":"2.0","id":9,"result":{"n":1e400}}"#;
+    assert_eq!(client.exchange(response).await, NOTHING);
+    // The session goes on, and reads a whole emoji, escaped as a pair.
+    let fine = r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi \ud83d\ude00"}}}"#;
+    assert_eq!(
+        client.exchange(fine).await,
+        [result(
+            10,
+            json!({ "content": [text("{\"text\":\"hi \u{1F600}\"}")], "isError": false })
+        )]
+    );
+}
+
+#[tokio::test]
+async fn a_notification_with_an_unreadable_value_is_acted_on_as_far_as_it_reads() {
+    let client = Client::initialized("2025-11-25").await;
+    let waiting = client.send(request("w", "tools/call", json!({ "name": "wait" })));
+    client.host.wait_started().await;
+    // Its reason cut mid-emoji: the cancellation still names its request.
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w","reason":"user left \ud83d"}}"#;
+    assert_eq!(client.exchange(cancel).await, NOTHING);
+    client.host.wait_stopped().await;
+    assert_eq!(waiting.all().await, NOTHING);
+}
+
+#[tokio::test]
+async fn a_huge_line_with_an_unreadable_value_costs_a_few_parses() {
+    // 2 MiB of numbers and, last, one that cannot be read: answered with
+    // the id, in a small multiple of the time one parse of the line takes
+    // (the bound is loose: other work on the machine skews either timing).
+    let client = Client::initialized("2025-11-25").await;
+    let numbers = vec!["1"; 1 << 20].join(",");
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"list":[{numbers}],"last":1e400}}}}}}"#
+    );
+    let started = std::time::Instant::now();
+    let parse = serde_json::from_str::<Value>(&line.replace("1e400", "1"));
+    let one_parse = started.elapsed();
+    assert!(parse.is_ok());
+    let started = std::time::Instant::now();
+    let answers = client.exchange(&line).await;
+    let answering = started.elapsed();
+    assert_eq!(
+        answers,
+        [error(
+            1,
+            -32602,
+            &unreadable_arguments(OUT_OF_RANGE, r#",1,1,1,1,1],"last":1e400"#)
+        )]
+    );
+    assert!(
+        answering < one_parse * 10,
+        "answering took {answering:?}, one parse {one_parse:?}"
+    );
 }

@@ -126,6 +126,12 @@ impl Client {
         notices
     }
 
+    /// Ends the session's listen streams, as the HTTP transport does at
+    /// shutdown.
+    pub fn end_listen_streams(&self) {
+        self.session.end_listen_streams();
+    }
+
     /// Ends the session as a transport does when its input closes.
     pub async fn finish(&self) {
         timeout(PATIENCE, self.session.finish())

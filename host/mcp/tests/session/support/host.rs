@@ -51,7 +51,8 @@ pub fn media() -> ToolDef {
 }
 
 /// `forecast`: a tool with every optional field (title, output schema,
-/// annotations, icons, task support); answers structured content only.
+/// annotations, icons, task support); answers a sentence and structured
+/// content (an object), which the sentence does not hold as JSON.
 pub fn forecast() -> ToolDef {
     ToolDef {
         title: Some("Weather Forecast".into()),
@@ -116,6 +117,16 @@ pub fn wait() -> ToolDef {
     )
 }
 
+/// `roster`: answers a sentence and structured content that is not an
+/// object but an array (which 2026-07-28 allows), without an output schema.
+pub fn roster() -> ToolDef {
+    tool(
+        "roster",
+        "Lists the team",
+        json!({ "type": "object", "additionalProperties": false }),
+    )
+}
+
 /// Every tool above, in the order they are listed.
 pub fn catalog() -> Vec<ToolDef> {
     vec![
@@ -126,6 +137,7 @@ pub fn catalog() -> Vec<ToolDef> {
         fail(),
         countdown(),
         wait(),
+        roster(),
     ]
 }
 
@@ -241,8 +253,13 @@ impl ToolHost for FakeHost {
             "echo" => text(Value::Object(arguments).to_string()),
             "media" => media_output(),
             "forecast" => CallOutput {
-                content: vec![],
+                content: vec![Content::text("Partly cloudy, 22.5 °C")],
                 structured: Some(json!({ "conditions": "Partly cloudy", "temperature": 22.5 })),
+                is_error: false,
+            },
+            "roster" => CallOutput {
+                content: vec![Content::text("Two people: Ada and Bob")],
+                structured: Some(json!(["Ada", "Bob"])),
                 is_error: false,
             },
             "fail" => CallOutput::error("the disk is full"),

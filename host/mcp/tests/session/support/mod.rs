@@ -143,10 +143,24 @@ pub fn liftoff(id: impl Into<Value>) -> Value {
     )
 }
 
-/// `response` as the stateless revision has it: its result marked
-/// `resultType: "complete"`.
+/// The server as it names itself (`serverInfo`, and in the `_meta` of
+/// every stateless result).
+pub fn server_info() -> Value {
+    json!({ "name": "corral", "title": "Corral", "version": VERSION })
+}
+
+/// `result` as the stateless revision has it: marked `resultType:
+/// "complete"`, and naming the server in its `_meta` (beside what its
+/// `_meta` holds already).
+pub fn completed(mut result: Value) -> Value {
+    result["resultType"] = json!("complete");
+    result["_meta"]["io.modelcontextprotocol/serverInfo"] = server_info();
+    result
+}
+
+/// `response` as the stateless revision has it: its result [`completed`].
 pub fn complete(mut response: Value) -> Value {
-    response["result"]["resultType"] = json!("complete");
+    response["result"] = completed(response["result"].take());
     response
 }
 
