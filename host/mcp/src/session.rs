@@ -750,7 +750,10 @@ impl<H: ToolHost> Session<H> {
         let events = event_sink(reply, progress_token, &name, revision, log_level);
         match self.host.call(&name, arguments, Some(events)).await {
             Ok(output) => Ok(shape::call_result_json(&output, revision)),
-            Err(UnknownTool) => Err(RpcError::invalid_params(format!("Unknown tool: {name}"))),
+            Err(UnknownTool) => Err(RpcError::invalid_params(unknown_tool(
+                &name,
+                &self.host.tools(),
+            ))),
         }
     }
 
@@ -970,6 +973,21 @@ fn decode_cursor(cursor: &str) -> Option<usize> {
         .strip_prefix("offset:")?
         .parse()
         .ok()
+}
+
+/// The error for a tool that is not served: with the served names close to
+/// it, so that a model that used a plugin's own name for a renamed tool, or
+/// mistyped one, can retry with the right one.
+fn unknown_tool(name: &str, served: &[ToolDef]) -> String {
+    let close = corral_tool::close_names(name, served.iter().map(|tool| &*tool.name), 3);
+    if close.is_empty() {
+        format!("Unknown tool: {name}")
+    } else {
+        format!(
+            "Unknown tool: {name} (did you mean `{}`?)",
+            close.join("`, `")
+        )
+    }
 }
 
 #[cfg(test)]

@@ -223,6 +223,21 @@ async fn an_unknown_tool_is_invalid_params() {
 }
 
 #[tokio::test]
+async fn an_unknown_tool_suggests_the_served_names_close_to_it() {
+    let client = Client::initialized("2025-06-18").await;
+    assert_eq!(
+        client
+            .exchange(request(
+                1,
+                "tools/call",
+                json!({ "name": "ad", "arguments": {} })
+            ))
+            .await,
+        [error(1, -32602, "Unknown tool: ad (did you mean `add`?)")]
+    );
+}
+
+#[tokio::test]
 async fn a_call_without_a_string_name_is_invalid_params() {
     let client = Client::initialized("2025-11-25").await;
     for params in [json!({ "arguments": {} }), json!({ "name": 7 })] {
