@@ -2,15 +2,22 @@
 // componentize-js API (the `jco componentize` CLI mishandles paths here).
 // plugins/build-js copies this file next to the installed node_modules in
 // <target>/toolchains/js and runs it from there, so that the import below
-// resolves to the pinned toolchain.
+// resolves to the pinned toolchain. `corral new js` projects carry a copy
+// (toolchain/componentize.mjs, compiled into corral from this file) that
+// their ./build uses the same way.
 //
 // Usage: node componentize.mjs WIT_DIR ENTRY.js OUT.wasm
 //
-// Every optional WASI feature of the engine is disabled: console output,
-// Math.random/crypto, clocks, fetch and the HTTP handler would each import a
-// WASI interface, which Corral reports as authority the plugin asks for. The
-// plugin's only imports are then the host's log and progress. The build fails
-// if anything else is imported.
+// Console output (the engine's `stdio` feature) stays on: without it an
+// uncaught error's message and stack are lost and the call fails with a bare
+// trap; with it they go to stderr, which Corral captures into the call's
+// error and its log. It brings WASI imports that grant nothing Corral does not
+// give every plugin: wasi:io, wasi:cli's standard streams and terminals (never
+// a terminal), the wall clock, and wasi:filesystem with no directory unless
+// the manifest grants one. Every other optional feature is disabled:
+// Math.random/crypto, the monotonic clock, fetch and the HTTP handler (whose
+// wasi:http import needs a grant). The build fails if the plugin's own source
+// imports anything but corral:plugin/*.
 
 import { componentize } from '@bytecodealliance/componentize-js';
 import { writeFile } from 'node:fs/promises';
@@ -25,7 +32,7 @@ const { component, imports } = await componentize({
   sourcePath,
   witPath,
   worldName: 'plugin',
-  disableFeatures: ['stdio', 'random', 'clocks', 'http', 'fetch-event'],
+  disableFeatures: ['random', 'clocks', 'http', 'fetch-event'],
 });
 
 const unexpected = imports.map(([iface]) => iface).filter((iface) => !iface.startsWith('corral:plugin/'));

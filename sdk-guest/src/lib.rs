@@ -70,7 +70,7 @@ mod tool;
 pub mod bindings {
     wit_bindgen::generate!({
         world: "plugin",
-        path: "../wit",
+        path: "wit",
         pub_export_macro: true,
         default_bindings_module: "::corral_sdk::bindings",
     });

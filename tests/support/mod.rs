@@ -43,7 +43,8 @@ pub fn run_setup(script: &str) -> Vec<String> {
         .collect()
 }
 
-fn target_dir() -> PathBuf {
+/// The target folder: `CARGO_TARGET_DIR`, or `target/` in the repository.
+pub fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo_root().join("target"))

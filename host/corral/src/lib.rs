@@ -6,15 +6,20 @@
 //! the sandbox (`corral-sandbox`), and [`reports`] carries what the server
 //! says about its plugins to clients' logs. Beside that path: [`watch`]
 //! turns filesystem events into debounced batches and [`reload`] applies
-//! them to the catalog as new snapshots. `main.rs` is the command line.
+//! them to the catalog as new snapshots. For plugin authors, apart from
+//! serving: [`scaffold`] writes a new plugin project (`corral new`) and
+//! [`adapter`] the WASI preview1 adapter that C plugins are built with.
+//! `main.rs` is the command line.
 //!
 //! Data flows one way, and the crate graph enforces it: wire -> dispatch
 //! (`corral-mcp`) -> catalog lookup (here) -> validation, sandboxed call,
 //! output checks (`corral-sandbox`) -> shaping for the client's revision
 //! (`corral-mcp`) -> wire. `corral-tool` holds the types they share.
 
+pub mod adapter;
 pub mod catalog;
 pub mod host;
 pub mod reload;
 pub mod reports;
+pub mod scaffold;
 pub mod watch;

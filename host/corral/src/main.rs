@@ -7,10 +7,12 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, Result, bail};
 use clap::{Parser, Subcommand};
+use corral::adapter;
 use corral::catalog::{self, Catalog, Snapshot};
 use corral::host::FolderHost;
 use corral::reload;
 use corral::reports::Reports;
+use corral::scaffold::{self, Language, Sdk};
 use corral_mcp::{self as mcp, Revision, ServerOptions, ToolHost};
 use corral_sandbox::imports::Verdict;
 use corral_sandbox::units::{group_digits, human_bytes, human_duration};
@@ -133,7 +135,45 @@ struct Cli {
     #[arg(long, global = true)]
     no_cache: bool,
     #[command(subcommand)]
-    command: Command,
+    command: AnyCommand,
+}
+
+/// Every subcommand: those that load a plugin folder, and those that help
+/// write a plugin (which start no sandbox).
+#[derive(Subcommand)]
+enum AnyCommand {
+    #[command(flatten)]
+    Plugins(Command),
+    #[command(flatten)]
+    Authoring(Authoring),
+}
+
+#[derive(Subcommand)]
+enum Authoring {
+    /// Create NAME/: a plugin project with one tool (NAME), a README, tests
+    /// (./test) and ./build, which installs its toolchain on first use and
+    /// writes NAME/NAME.wasm.
+    New {
+        /// The plugin's language.
+        language: Language,
+        /// The plugin's name: its folder, its file NAME.wasm and its tool
+        /// (a lowercase letter, then lowercase letters, digits, - and _).
+        name: String,
+        /// Create NAME/ in DIR instead of the current folder.
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        dir: PathBuf,
+        /// Rust only: depend on the corral-sdk crate at PATH (the sdk-guest/
+        /// folder of a checkout of Corral) instead of corral-sdk 0.1 from
+        /// crates.io.
+        #[arg(long, env = "CORRAL_SDK_PATH", value_name = "PATH")]
+        sdk_path: Option<PathBuf>,
+    },
+    /// Write the WASI preview1 reactor adapter to OUT, for building C
+    /// plugins: `wasm-tools component new --adapt wasi_snapshot_preview1=OUT`.
+    Adapter {
+        /// The file to write (replaced if it exists).
+        out: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -186,6 +226,10 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.log_level.as_deref());
+    let command = match cli.command {
+        AnyCommand::Plugins(command) => command,
+        AnyCommand::Authoring(authoring) => return author(authoring),
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -195,8 +239,35 @@ fn main() -> ExitCode {
         log_arguments: cli.log_arguments,
         cache: None, // configured in `run`, once the options are checked
     };
-    match runtime.block_on(run(cli.command, options, cli.cache_dir, cli.no_cache)) {
+    match runtime.block_on(run(command, options, cli.cache_dir, cli.no_cache)) {
         Ok(code) => code,
+        Err(err) => {
+            eprintln!("corral: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `corral new` and `corral adapter`: files for a plugin's author.
+fn author(command: Authoring) -> ExitCode {
+    let result = match command {
+        Authoring::New {
+            language,
+            name,
+            dir,
+            sdk_path,
+        } => {
+            let sdk = sdk_path.map_or(Sdk::CratesIo, Sdk::Path);
+            scaffold::create(language, &name, &dir, &sdk)
+                .map(|created| print!("{}", created.next_steps()))
+                .map_err(anyhow::Error::from)
+        }
+        Authoring::Adapter { out } => {
+            adapter::write(&out).with_context(|| format!("cannot write {}", out.display()))
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("corral: {err:#}");
             ExitCode::from(2)

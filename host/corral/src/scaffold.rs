@@ -1,0 +1,579 @@
+//! `corral new LANG NAME`: a plugin project to start from, in any of the
+//! languages Corral's examples are written in. Each project is a folder
+//! `NAME/` with a working one-tool plugin (the tool is called NAME), a
+//! README, unit tests (`./test`) and a `./build` that installs its pinned
+//! toolchain on first use and writes `NAME/NAME.wasm`.
+//!
+//! The templates are real files under `host/corral/templates/<language>/`,
+//! compiled into the binary, with `{{name}}` (and, for Rust, the SDK
+//! dependency) filled in. The files a project shares with this repository
+//! are compiled in from where the repository keeps them, so they cannot
+//! drift: the plugin contract `wit/plugin.wit`, the C plugins' JSON reader
+//! (`plugins/c-hash/src/json.[ch]`) and the JavaScript toolchain's pins and
+//! build script (`plugins/build-js.d/`, byte for byte, so that a project's
+//! toolchain and the repository's are one install when they share a
+//! toolchain folder).
+
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The languages `corral new` writes projects in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Language {
+    /// Rust, with the guest SDK corral-sdk.
+    Rust,
+    /// Python, made a component by componentize-py.
+    Python,
+    /// JavaScript, made a component by componentize-js.
+    #[value(alias = "javascript")]
+    Js,
+    /// C, with wit-bindgen's C bindings, clang and wasi-libc.
+    C,
+}
+
+impl Language {
+    pub const ALL: [Language; 4] = [Language::Rust, Language::Python, Language::Js, Language::C];
+
+    /// The name people know it by.
+    pub fn title(self) -> &'static str {
+        match self {
+            Language::Rust => "Rust",
+            Language::Python => "Python",
+            Language::Js => "JavaScript",
+            Language::C => "C",
+        }
+    }
+}
+
+/// Where a Rust project's `corral-sdk` dependency comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Sdk {
+    /// `corral-sdk = "0.1"` from crates.io: works anywhere once published.
+    CratesIo,
+    /// A local checkout's `sdk-guest/` folder (or the repository root that
+    /// holds it).
+    Path(PathBuf),
+}
+
+/// Why a project could not be created. Nothing is left behind when any of
+/// these is returned.
+#[derive(Debug)]
+pub enum ScaffoldError {
+    /// NAME is not usable as a plugin, tool and project name.
+    InvalidName { name: String, reason: String },
+    /// `NAME/` (a folder or anything else) is already there.
+    Exists(PathBuf),
+    /// The folder to create `NAME/` in does not exist.
+    NoParent(PathBuf),
+    /// `--sdk-path` names no corral-sdk crate.
+    Sdk { path: PathBuf, reason: String },
+    /// Writing the project failed.
+    Io { path: PathBuf, source: io::Error },
+}
+
+impl fmt::Display for ScaffoldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScaffoldError::InvalidName { name, reason } => {
+                write!(f, "`{name}` cannot name a plugin: {reason}")
+            }
+            ScaffoldError::Exists(path) => write!(
+                f,
+                "{} already exists; choose another name, or remove it first",
+                path.display()
+            ),
+            ScaffoldError::NoParent(path) => write!(f, "{} is not a folder", path.display()),
+            ScaffoldError::Sdk { path, reason } => {
+                write!(f, "--sdk-path {}: {reason}", path.display())
+            }
+            ScaffoldError::Io { path, source } => {
+                write!(f, "cannot write {}: {source}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for ScaffoldError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ScaffoldError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// The longest NAME: Corral's limit on tool names.
+const MAX_NAME: usize = 64;
+
+/// Checks that `name` can be the project's folder, the plugin's file
+/// (`NAME.wasm`, whose stem names the plugin), its tool and, for Rust, its
+/// crate: a lowercase ASCII letter, then lowercase letters, digits, `-` and
+/// `_`, at most 64 in all. Every such name is a valid tool name for every
+/// client, a folder name on every system, and a package name cargo builds
+/// (even a keyword such as `fn`: only `cargo new` refuses those).
+pub fn check_name(name: &str) -> Result<(), ScaffoldError> {
+    let invalid = |reason: &str| {
+        Err(ScaffoldError::InvalidName {
+            name: name.to_string(),
+            reason: reason.to_string(),
+        })
+    };
+    if name.is_empty() || name.len() > MAX_NAME {
+        return invalid("it must be 1 to 64 characters long");
+    }
+    if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+        return invalid("it must start with a lowercase letter (a-z)");
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+    {
+        return invalid("use only lowercase letters, digits, `-` and `_`");
+    }
+    Ok(())
+}
+
+/// One file of a project.
+struct File {
+    /// Where it goes, relative to the project folder.
+    path: &'static str,
+    text: &'static str,
+    /// `{{...}}` placeholders are filled in (false for files that must stay
+    /// byte for byte as the repository has them).
+    template: bool,
+    executable: bool,
+}
+
+/// A template file of `host/corral/templates/$language/`, written at the
+/// same path in the project.
+macro_rules! template {
+    ($language:literal, $path:literal) => {
+        template!($language, $path, $path)
+    };
+    ($language:literal, $source:literal, $path:literal) => {
+        File {
+            path: $path,
+            text: include_str!(concat!("../templates/", $language, "/", $source)),
+            template: true,
+            executable: false,
+        }
+    };
+}
+
+/// An executable template (`build`, `test`).
+macro_rules! script {
+    ($language:literal, $path:literal) => {
+        File {
+            executable: true,
+            ..template!($language, $path)
+        }
+    };
+}
+
+/// A file of this repository, copied unchanged.
+macro_rules! shared {
+    ($source:literal, $path:literal) => {
+        File {
+            path: $path,
+            text: include_str!(concat!("../../../", $source)),
+            template: false,
+            executable: false,
+        }
+    };
+}
+
+/// The templates keep `.gitignore` as `gitignore`: under its real name it
+/// would apply to the templates folder itself.
+const RUST: &[File] = &[
+    template!("rust", "Cargo.toml"),
+    template!("rust", "src/lib.rs"),
+    template!("rust", "README.md"),
+    template!("rust", "gitignore", ".gitignore"),
+    script!("rust", "build"),
+    script!("rust", "test"),
+];
+
+const PYTHON: &[File] = &[
+    template!("python", "app.py"),
+    template!("python", "tool.py"),
+    template!("python", "test_tool.py"),
+    template!("python", "README.md"),
+    template!("python", "gitignore", ".gitignore"),
+    script!("python", "build"),
+    script!("python", "test"),
+    shared!("wit/plugin.wit", "wit/plugin.wit"),
+];
+
+const JS: &[File] = &[
+    template!("js", "plugin.js"),
+    template!("js", "tool.js"),
+    template!("js", "tool.test.js"),
+    template!("js", "package.json"),
+    template!("js", "README.md"),
+    template!("js", "gitignore", ".gitignore"),
+    script!("js", "build"),
+    script!("js", "test"),
+    shared!("wit/plugin.wit", "wit/plugin.wit"),
+    shared!("plugins/build-js.d/package.json", "toolchain/package.json"),
+    shared!(
+        "plugins/build-js.d/package-lock.json",
+        "toolchain/package-lock.json"
+    ),
+    shared!(
+        "plugins/build-js.d/componentize.mjs",
+        "toolchain/componentize.mjs"
+    ),
+];
+
+const C: &[File] = &[
+    template!("c", "src/plugin.c"),
+    template!("c", "src/greeting.c"),
+    template!("c", "src/greeting.h"),
+    template!("c", "tests/test_greeting.c"),
+    template!("c", "README.md"),
+    template!("c", "gitignore", ".gitignore"),
+    script!("c", "build"),
+    script!("c", "test"),
+    shared!("plugins/c-hash/src/json.c", "src/json.c"),
+    shared!("plugins/c-hash/src/json.h", "src/json.h"),
+    shared!("wit/plugin.wit", "wit/plugin.wit"),
+];
+
+fn files(language: Language) -> &'static [File] {
+    match language {
+        Language::Rust => RUST,
+        Language::Python => PYTHON,
+        Language::Js => JS,
+        Language::C => C,
+    }
+}
+
+/// A project that [`create`] wrote.
+#[derive(Debug)]
+pub struct Created {
+    pub language: Language,
+    pub name: String,
+    /// The project folder, `PARENT/NAME`.
+    pub dir: PathBuf,
+    pub sdk: Sdk,
+}
+
+impl Created {
+    /// What to do next, for a person at a terminal.
+    pub fn next_steps(&self) -> String {
+        let mut text = format!(
+            "Created {} (a {} plugin with one tool, `{}`). Next:\n  cd {}\n  ./build\n  ./test\n  corral call . {} '{{\"name\": \"Ada\"}}'\n",
+            self.dir.display(),
+            self.language.title(),
+            self.name,
+            self.dir.display(),
+            self.name,
+        );
+        if self.language == Language::Rust && self.sdk == Sdk::CratesIo {
+            text.push_str(
+                "It depends on corral-sdk 0.1 from crates.io; to build against a checkout of Corral instead, create it with --sdk-path CHECKOUT/sdk-guest (see its README).\n",
+            );
+        }
+        text
+    }
+}
+
+/// Writes the project `parent/name/` for `language`. Refuses an existing
+/// `name` (file or folder); on any failure removes what it wrote.
+pub fn create(
+    language: Language,
+    name: &str,
+    parent: &Path,
+    sdk: &Sdk,
+) -> Result<Created, ScaffoldError> {
+    check_name(name)?;
+    // Everything that can be checked is checked before the folder exists.
+    let sdk = match (language, sdk) {
+        (Language::Rust, Sdk::Path(path)) => Sdk::Path(sdk_crate(path)?),
+        (Language::Rust, Sdk::CratesIo) => Sdk::CratesIo,
+        // Only a Rust project has the dependency (CORRAL_SDK_PATH may be set
+        // for every `corral new`).
+        _ => Sdk::CratesIo,
+    };
+    if !parent.is_dir() {
+        return Err(ScaffoldError::NoParent(parent.to_path_buf()));
+    }
+    let dir = parent.join(name);
+    // create_dir, not create_dir_all: it fails if anything is there, so an
+    // existing project is never written into.
+    if let Err(source) = fs::create_dir(&dir) {
+        return Err(if source.kind() == io::ErrorKind::AlreadyExists {
+            ScaffoldError::Exists(dir)
+        } else {
+            ScaffoldError::Io { path: dir, source }
+        });
+    }
+    if let Err(err) = write_files(&dir, files(language), &substitutions(name, &sdk)) {
+        // The folder is ours: create_dir made it just now.
+        let _ = fs::remove_dir_all(&dir);
+        return Err(err);
+    }
+    Ok(Created {
+        language,
+        name: name.to_string(),
+        dir,
+        sdk,
+    })
+}
+
+/// The placeholders and their values.
+fn substitutions(name: &str, sdk: &Sdk) -> Vec<(&'static str, String)> {
+    let (dependency, readme) = match sdk {
+        Sdk::CratesIo => (
+            "corral-sdk = \"0.1\"".to_string(),
+            "`Cargo.toml` depends on `corral-sdk = \"0.1\"` from crates.io. To build against a \
+             checkout of Corral's repository instead, point the dependency at its `sdk-guest/` \
+             folder: `corral-sdk = { path = \"/path/to/corral/sdk-guest\" }`. That is what \
+             `corral new rust NAME --sdk-path /path/to/corral/sdk-guest` (or the environment \
+             variable `CORRAL_SDK_PATH`) writes."
+                .to_string(),
+        ),
+        Sdk::Path(path) => (
+            format!(
+                "# A local checkout of Corral's guest SDK (corral new --sdk-path).\ncorral-sdk = {{ path = {} }}",
+                toml_string(&path.to_string_lossy())
+            ),
+            format!(
+                "`Cargo.toml` depends on the SDK in a local checkout of Corral, `{}`, as \
+                 `corral new rust --sdk-path` wrote it: cargo builds it from there. To use the \
+                 published crate instead, write `corral-sdk = \"0.1\"` (from crates.io).",
+                path.display()
+            ),
+        ),
+    };
+    vec![
+        ("name", name.to_string()),
+        ("sdk_dependency", dependency),
+        ("sdk_readme", readme),
+    ]
+}
+
+/// Fills in every `{{key}}` of `text`.
+fn render(text: &str, substitutions: &[(&str, String)]) -> String {
+    let mut text = text.to_string();
+    for (key, value) in substitutions {
+        text = text.replace(&format!("{{{{{key}}}}}"), value);
+    }
+    text
+}
+
+fn write_files(
+    dir: &Path,
+    files: &[File],
+    substitutions: &[(&str, String)],
+) -> Result<(), ScaffoldError> {
+    for file in files {
+        let path = dir.join(file.path);
+        let io_error = |source| ScaffoldError::Io {
+            path: path.clone(),
+            source,
+        };
+        if let Some(folder) = path.parent() {
+            fs::create_dir_all(folder).map_err(io_error)?;
+        }
+        let text = if file.template {
+            render(file.text, substitutions)
+        } else {
+            file.text.to_string()
+        };
+        fs::write(&path, text).map_err(io_error)?;
+        if file.executable {
+            make_executable(&path).map_err(io_error)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn make_executable(path: &Path) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755))
+}
+
+/// The scripts are bash: elsewhere they are run with `bash build`.
+#[cfg(not(unix))]
+fn make_executable(_path: &Path) -> io::Result<()> {
+    Ok(())
+}
+
+/// The corral-sdk crate at `path`, or in its `sdk-guest/` folder when
+/// `path` is the repository root, as an absolute path: the dependency is
+/// written into a project in another folder.
+fn sdk_crate(path: &Path) -> Result<PathBuf, ScaffoldError> {
+    let error = |reason: String| ScaffoldError::Sdk {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let absolute = fs::canonicalize(path).map_err(|err| error(err.to_string()))?;
+    for candidate in [absolute.clone(), absolute.join("sdk-guest")] {
+        let Ok(manifest) = fs::read_to_string(candidate.join("Cargo.toml")) else {
+            continue;
+        };
+        if is_corral_sdk(&manifest) {
+            if candidate.to_str().is_none() {
+                return Err(error(
+                    "the path is not UTF-8, which Cargo.toml cannot hold".into(),
+                ));
+            }
+            return Ok(candidate);
+        }
+    }
+    Err(error(
+        "no corral-sdk crate there; name the sdk-guest/ folder of a checkout of Corral".into(),
+    ))
+}
+
+/// Whether a Cargo.toml is corral-sdk's: its `[package]` is named so.
+fn is_corral_sdk(manifest: &str) -> bool {
+    let mut in_package = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_package = line == "[package]";
+        } else if in_package
+            && let Some(value) = line.strip_prefix("name")
+            && let Some(value) = value.trim_start().strip_prefix('=')
+        {
+            return value.trim() == "\"corral-sdk\"";
+        }
+    }
+    false
+}
+
+/// `text` as a TOML basic string.
+fn toml_string(text: &str) -> String {
+    let mut quoted = String::with_capacity(text.len() + 2);
+    quoted.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => quoted.push_str("\\\""),
+            '\\' => quoted.push_str("\\\\"),
+            c if c.is_control() => quoted.push_str(&format!("\\u{:04X}", c as u32)),
+            c => quoted.push(c),
+        }
+    }
+    quoted.push('"');
+    quoted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_lowercase_identifiers_of_at_most_64_characters() {
+        for good in ["greet", "my-tool", "word_count2", &"a".repeat(64)] {
+            check_name(good).unwrap();
+        }
+        for (bad, why) in [
+            ("", "1 to 64"),
+            (&"a".repeat(65), "1 to 64"),
+            ("2fast", "start with a lowercase letter"),
+            ("-x", "start with a lowercase letter"),
+            ("Greet", "start with a lowercase letter"),
+            ("greet.v2", "only lowercase letters"),
+            ("my tool", "only lowercase letters"),
+            ("../x", "start with a lowercase letter"),
+            ("a/b", "only lowercase letters"),
+        ] {
+            let err = check_name(bad).unwrap_err().to_string();
+            assert!(err.contains(why), "{bad:?}: {err}");
+        }
+    }
+
+    /// Every template's placeholders are known: none is left after rendering.
+    #[test]
+    fn every_placeholder_is_filled_in() {
+        for language in Language::ALL {
+            for sdk in [Sdk::CratesIo, Sdk::Path("/x/sdk-guest".into())] {
+                for file in files(language).iter().filter(|f| f.template) {
+                    let text = render(file.text, &substitutions("greet", &sdk));
+                    assert!(
+                        !text.contains("{{"),
+                        "{language:?} {}: a placeholder is left:\n{text}",
+                        file.path
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn creates_the_project_and_refuses_to_overwrite_it() {
+        let parent = tempfile::tempdir().unwrap();
+        let created = create(Language::Python, "greet", parent.path(), &Sdk::CratesIo).unwrap();
+        assert_eq!(created.dir, parent.path().join("greet"));
+        let app = fs::read_to_string(created.dir.join("app.py")).unwrap();
+        assert!(app.contains("TOOL_NAME = \"greet\""), "{app}");
+        assert_eq!(
+            fs::read_to_string(created.dir.join("wit/plugin.wit")).unwrap(),
+            include_str!("../../../wit/plugin.wit")
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(created.dir.join("build"))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o111, 0o111, "build is executable");
+        }
+
+        // Neither an existing project nor a file of that name is written into.
+        fs::write(created.dir.join("app.py"), "mine").unwrap();
+        let err = create(Language::C, "greet", parent.path(), &Sdk::CratesIo).unwrap_err();
+        assert!(matches!(err, ScaffoldError::Exists(_)), "{err}");
+        assert_eq!(
+            fs::read_to_string(created.dir.join("app.py")).unwrap(),
+            "mine"
+        );
+        fs::write(parent.path().join("file"), "").unwrap();
+        let err = create(Language::C, "file", parent.path(), &Sdk::CratesIo).unwrap_err();
+        assert!(err.to_string().contains("already exists"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_parent_or_a_wrong_sdk_path_writes_nothing() {
+        let parent = tempfile::tempdir().unwrap();
+        let missing = parent.path().join("nope");
+        let err = create(Language::Rust, "greet", &missing, &Sdk::CratesIo).unwrap_err();
+        assert!(matches!(err, ScaffoldError::NoParent(_)), "{err}");
+
+        let sdk = Sdk::Path(parent.path().to_path_buf());
+        let err = create(Language::Rust, "greet", parent.path(), &sdk).unwrap_err();
+        assert!(
+            err.to_string().contains("no corral-sdk crate there"),
+            "{err}"
+        );
+        assert!(!parent.path().join("greet").exists());
+    }
+
+    #[test]
+    fn the_sdk_path_may_be_the_crate_or_the_repository_root() {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let sdk = fs::canonicalize(repo.join("sdk-guest")).unwrap();
+        assert_eq!(sdk_crate(&repo).unwrap(), sdk);
+        assert_eq!(sdk_crate(&repo.join("sdk-guest")).unwrap(), sdk);
+
+        let parent = tempfile::tempdir().unwrap();
+        let created = create(Language::Rust, "greet", parent.path(), &Sdk::Path(repo)).unwrap();
+        let manifest = fs::read_to_string(created.dir.join("Cargo.toml")).unwrap();
+        let line = format!(
+            "corral-sdk = {{ path = {} }}",
+            toml_string(sdk.to_str().unwrap())
+        );
+        assert!(manifest.contains(&line), "{manifest}");
+    }
+
+    #[test]
+    fn toml_strings_escape_quotes_backslashes_and_controls() {
+        assert_eq!(toml_string(r#"C:\a "b""#), r#""C:\\a \"b\"""#);
+        assert_eq!(toml_string("a\nb"), r#""a\u000Ab""#);
+    }
+}
