@@ -7,8 +7,9 @@
 //! the projects' own `CORRAL_TOOLCHAINS`, which has the same layout), so a
 //! run after `scripts/setup` installs nothing: the cost is the compiles.
 //! Measured on the 2-core machine with warm toolchains (two tests at a
-//! time): the whole suite takes about 70 s with the Rust project's target
-//! folder (`target/authoring/rust`) cold and 35 s warm. C builds in a second;
+//! time): the whole suite takes about 35 s with the Rust project's target
+//! folder (`target/authoring/rust`) warm, and about 70 s with it cold or
+//! with other builds running. C builds in a second;
 //! Python and JavaScript in 5-10 s each, plus 10-13 s each for Corral's
 //! first compile of the component (a fresh build is new bytes, so that
 //! compile is never cached); the JavaScript test builds twice. The Rust

@@ -111,7 +111,7 @@ const MAX_NAME: usize = 64;
 /// (`NAME.wasm`, whose stem names the plugin), its tool and, for Rust, its
 /// crate: a lowercase ASCII letter, then lowercase letters, digits, `-` and
 /// `_`, at most 64 in all. Every such name is a valid tool name for every
-/// client, a folder name on every system, and a package name cargo builds
+/// client, a folder name that needs no quoting, and a package name cargo builds
 /// (even a keyword such as `fn`: only `cargo new` refuses those).
 pub fn check_name(name: &str) -> Result<(), ScaffoldError> {
     let invalid = |reason: &str| {
@@ -290,11 +290,10 @@ pub fn create(
 ) -> Result<Created, ScaffoldError> {
     check_name(name)?;
     // Everything that can be checked is checked before the folder exists.
+    // Only a Rust project has the SDK dependency; a path given for another
+    // language is ignored (CORRAL_SDK_PATH may be set for every `corral new`).
     let sdk = match (language, sdk) {
         (Language::Rust, Sdk::Path(path)) => Sdk::Path(sdk_crate(path)?),
-        (Language::Rust, Sdk::CratesIo) => Sdk::CratesIo,
-        // Only a Rust project has the dependency (CORRAL_SDK_PATH may be set
-        // for every `corral new`).
         _ => Sdk::CratesIo,
     };
     if !parent.is_dir() {
