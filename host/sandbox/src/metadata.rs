@@ -5,7 +5,7 @@
 //! be JSON objects describing objects, must compile, and must have a shape
 //! that validates within budgets (see [`crate::schema`]); their `x-mcp-header`
 //! marks must meet the spec's constraints (clients drop a tool whose marks do
-//! not).
+//! not). A tool that requires task execution is refused: Corral runs no tasks.
 //!
 //! The host keeps every tool's metadata for as long as the plugin is
 //! loaded and copies it into every `tools/list` answer, so each field is
@@ -130,6 +130,11 @@ fn check_tool(tool: tools::Tool) -> Result<CheckedTool, String> {
             "declares {} icons; at most {MAX_ICONS} are allowed",
             tool.icons.len()
         ));
+    }
+    if tool.task_support == Some(tools::TaskSupport::Required) {
+        // A client may call such a tool only as a task, and Corral declares
+        // no tasks capability: no client could ever call it.
+        return Err("execution.taskSupport is \"required\", but Corral does not run tools as tasks (it declares no tasks capability), so no client could call this tool; declare \"optional\" or \"forbidden\"".into());
     }
     let (input_schema, input) = parse_schema("input schema", &tool.input_schema)?;
     // Clients drop a tool whose x-mcp-header marks break the spec's
@@ -432,6 +437,25 @@ mod tests {
             r#"{"region":{"type":"string","x-mcp-header":"Region"}}"#,
         );
         assert_eq!(check_tools_unbounded(vec![valid]).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_tool_that_requires_task_execution_is_refused() {
+        let with = |support| {
+            let mut t = tool("t", OBJECT);
+            t.task_support = Some(support);
+            t
+        };
+        let err = check_tools_unbounded(vec![with(tools::TaskSupport::Required)]).unwrap_err();
+        assert!(
+            err.contains(
+                "`t`: execution.taskSupport is \"required\", but Corral does not run tools as tasks"
+            ),
+            "{err}"
+        );
+        for support in [tools::TaskSupport::Optional, tools::TaskSupport::Forbidden] {
+            assert!(check_tools_unbounded(vec![with(support)]).is_ok());
+        }
     }
 
     #[test]
