@@ -862,3 +862,38 @@ fn notifications_for_an_sse_stream_nobody_reads_are_dropped_not_queued() {
         notification_bytes >> 10
     );
 }
+
+/// An Mcp-Session-Id that is not visible ASCII names a session no one was
+/// given: 404, never a request without a session (400 on POST, 405 on GET
+/// and DELETE) nor a new session on initialize.
+#[test]
+fn a_session_id_that_is_not_ascii_is_an_unknown_session() {
+    let folder = conformance_folder();
+    let server = HttpServer::start(folder.path(), &[]);
+    let mut client = server.client();
+    let foreign = ("Mcp-Session-Id", "s\u{e9}ance");
+
+    let list = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" });
+    let listed = client.post(&list, &[foreign, ("MCP-Protocol-Version", "2025-11-25")]);
+    assert_eq!(listed.status, 404, "{}", listed.text());
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 2, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": { "name": "corral-http-test", "version": "1" },
+        },
+    });
+    let started = client.post(&initialize, &[foreign]);
+    assert_eq!(started.status, 404, "{}", started.text());
+    assert!(started.header("mcp-session-id").is_none());
+    for method in ["GET", "DELETE"] {
+        let answer = client.send(
+            method,
+            "/mcp",
+            &[foreign, ("Accept", "text/event-stream")],
+            b"",
+        );
+        assert_eq!(answer.status, 404, "{method}: {}", answer.text());
+    }
+}

@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use super::body::{HttpResponse, empty, method_not_allowed, plain, rpc_error, sse_response};
 use super::exchange::{Era, FrameSummary, exchange};
-use super::{SESSION_HEADER, Server, accepts, header_str};
+use super::{SESSION_HEADER, Server, accepts, session_header};
 use crate::jsonrpc::{Frame, RpcError};
 use crate::session::{Outbox, Session};
 use crate::{Revision, ToolHost};
@@ -54,7 +54,7 @@ impl<H: ToolHost> Server<H> {
         frame: Frame,
         summary: &FrameSummary,
     ) -> HttpResponse {
-        let Some(legacy) = self.sessions.lock().unwrap().get(id.trim()).cloned() else {
+        let Some(legacy) = self.sessions.lock().unwrap().get(id).cloned() else {
             return session_not_found();
         };
         if let Some(version) = version
@@ -121,13 +121,13 @@ impl<H: ToolHost> Server<H> {
                 "not acceptable: the Accept header must allow text/event-stream",
             );
         }
-        let Some(id) = header_str(headers, SESSION_HEADER) else {
+        let Some(id) = session_header(headers) else {
             return method_not_allowed(
                 "POST",
                 "method not allowed: without a session there is no stream to GET; POST subscriptions/listen instead",
             );
         };
-        let Some(legacy) = self.sessions.lock().unwrap().get(id.trim()).cloned() else {
+        let Some(legacy) = self.sessions.lock().unwrap().get(&id).cloned() else {
             return session_not_found();
         };
         let (sender, receiver) = mpsc::unbounded_channel();
@@ -147,16 +147,16 @@ impl<H: ToolHost> Server<H> {
 
     /// DELETE: the client ends its legacy session.
     pub(super) async fn delete(&self, headers: &HeaderMap) -> HttpResponse {
-        let Some(id) = header_str(headers, SESSION_HEADER) else {
+        let Some(id) = session_header(headers) else {
             return method_not_allowed(
                 "POST",
                 "method not allowed: stateless requests have no session to delete",
             );
         };
-        let Some(legacy) = self.sessions.lock().unwrap().remove(id.trim()) else {
+        let Some(legacy) = self.sessions.lock().unwrap().remove(&id) else {
             return session_not_found();
         };
-        tracing::debug!("session {} ended by the client", id.trim());
+        tracing::debug!("session {id} ended by the client");
         legacy.close_standalone();
         // Requests still running finish in the background.
         tokio::spawn(async move { legacy.session.finish().await });

@@ -206,6 +206,16 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|value| value.to_str().ok())
 }
 
+/// The legacy session a request names in `Mcp-Session-Id`, if it names
+/// one. A value that is not visible ASCII still names one: a session no
+/// one was given (ids are hex), so it is not found (404), rather than the
+/// request passing for one without a session.
+fn session_header(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(SESSION_HEADER)
+        .map(|value| String::from_utf8_lossy(value.as_bytes()).trim().to_string())
+}
+
 /// Whether the Accept header allows `media` (or is absent of any, which
 /// HTTP reads as accepting anything, but a Streamable HTTP client always
 /// sends one).

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::body::{HttpResponse, closing_connection, plain, rpc_error};
 use super::exchange::{Era, FrameSummary, exchange};
-use super::{SESSION_HEADER, Server, VERSION_HEADER, accepts, header_str};
+use super::{Server, VERSION_HEADER, accepts, header_str, session_header};
 use crate::jsonrpc::{self, Frame, Incoming, Request, RpcError};
 use crate::session::Session;
 use crate::{Revision, ToolHost};
@@ -53,8 +53,8 @@ impl<H: ToolHost> Server<H> {
         let summary = FrameSummary::of(&frame);
         let version = header_str(&headers, VERSION_HEADER).map(str::trim);
 
-        if let Some(id) = header_str(&headers, SESSION_HEADER) {
-            return self.post_in_session(id, version, frame, &summary).await;
+        if let Some(id) = session_header(&headers) {
+            return self.post_in_session(&id, version, frame, &summary).await;
         }
 
         let stateless_version =
