@@ -863,6 +863,87 @@ fn notifications_for_an_sse_stream_nobody_reads_are_dropped_not_queued() {
     );
 }
 
+/// A HeaderMismatch: 400 with JSON-RPC error -32020 for request `id`,
+/// whose message says `what`.
+fn assert_header_mismatch(response: &Response, id: i64, what: &str) {
+    assert_eq!(response.status, 400, "{}", response.text());
+    let answer = response.answer();
+    assert_eq!(answer["id"], id, "{answer}");
+    assert_eq!(answer["error"]["code"], -32020, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains(what), "{message}");
+}
+
+/// HTTP-level errors answer with the request's id whenever the body has
+/// one, and with the codes the 2026-07-28 transport gives: -32020 for a
+/// missing MCP-Protocol-Version, -32022 (with the supported versions) for
+/// an unknown one.
+#[test]
+fn http_errors_carry_the_request_id_and_the_spec_codes() {
+    let folder = conformance_folder();
+    let server = HttpServer::start(folder.path(), &[]);
+    let mut client = server.client();
+    let list = stateless_request(41, "tools/list", json!({}));
+
+    // No session and no MCP-Protocol-Version: a stateless request missing its header.
+    let unversioned = client.post(&list, &[("Mcp-Method", "tools/list")]);
+    assert_header_mismatch(
+        &unversioned,
+        41,
+        "the MCP-Protocol-Version header is missing",
+    );
+    let legacy = client.legacy("tools/list", json!({}));
+    assert_eq!(legacy.status, 400, "{}", legacy.text());
+    assert_eq!(legacy.answer()["error"]["code"], -32020);
+    assert!(legacy.answer()["id"].is_i64(), "{}", legacy.text());
+
+    // Refused for its media types, with its id.
+    let body = serde_json::to_vec(&list).unwrap();
+    let json_only = client.send(
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json"),
+        ],
+        &body,
+    );
+    assert_eq!(json_only.status, 406);
+    assert_eq!(json_only.answer()["id"], 41, "{}", json_only.text());
+    let text = client.send(
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "text/plain"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        &body,
+    );
+    assert_eq!(text.status, 415);
+    assert_eq!(text.answer()["id"], 41, "{}", text.text());
+
+    // In a session: an unknown MCP-Protocol-Version, and an unknown session.
+    client.initialize("2025-11-25");
+    let message = json!({ "jsonrpc": "2.0", "id": "v", "method": "tools/list" });
+    let unknown = client.post(&message, &[("MCP-Protocol-Version", "2099-01-01")]);
+    assert_eq!(unknown.status, 400, "{}", unknown.text());
+    let answer = unknown.answer();
+    assert_eq!(answer["id"], "v");
+    assert_eq!(answer["error"]["code"], -32022, "{answer}");
+    assert_eq!(answer["error"]["data"]["requested"], "2099-01-01");
+    assert!(
+        answer["error"]["data"]["supported"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2025-11-25")),
+        "{answer}"
+    );
+    client.session = Some("0".repeat(32));
+    let gone = client.post(&message, &[]);
+    assert_eq!(gone.status, 404, "{}", gone.text());
+    assert_eq!(gone.answer()["id"], "v");
+}
+
 /// An Mcp-Session-Id that is not visible ASCII names a session no one was
 /// given: 404, never a request without a session (400 on POST, 405 on GET
 /// and DELETE) nor a new session on initialize.

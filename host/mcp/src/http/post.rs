@@ -22,7 +22,8 @@ use crate::{Revision, ToolHost};
 /// that proxies can route without parsing the body; they must agree.
 const METHOD_HEADER: &str = "mcp-method";
 const NAME_HEADER: &str = "mcp-name";
-/// The JSON-RPC error for a header that disagrees with the body.
+/// The JSON-RPC error for a stateless request whose headers are missing,
+/// unreadable, or disagree with its body (MCP 2026-07-28, Streamable HTTP).
 const HEADER_MISMATCH: i64 = -32020;
 /// The `_meta` key naming a stateless request's revision.
 const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -39,18 +40,20 @@ impl<H: ToolHost> Server<H> {
         request: http::Request<IncomingBody>,
     ) -> HttpResponse {
         let headers = request.headers().clone();
-        if let Some(refusal) = media_refusal(&headers) {
-            return refusal;
-        }
         let body = match read_body(request.into_body(), self.http.max_body_bytes).await {
             Ok(body) => body,
             Err(refusal) => return refusal,
         };
         let frame = parse_body(&body);
+        let summary = FrameSummary::of(&frame);
+        // Refused before the body's own errors, but read first, so that the
+        // refusal carries the request's id when the body has one.
+        if let Some(refusal) = media_refusal(&headers, &summary.reply_id) {
+            return refusal;
+        }
         if let Frame::Unparseable(error) = &frame {
             return rpc_error(StatusCode::BAD_REQUEST, Value::Null, error.clone());
         }
-        let summary = FrameSummary::of(&frame);
         let version = header_str(&headers, VERSION_HEADER).map(str::trim);
 
         if let Some(id) = session_header(&headers) {
@@ -82,13 +85,16 @@ impl<H: ToolHost> Server<H> {
         summary: &FrameSummary,
     ) -> HttpResponse {
         let Some(version) = version else {
+            // Without a session this is a stateless request, whose required
+            // MCP-Protocol-Version header is missing: a HeaderMismatch.
             return rpc_error(
                 StatusCode::BAD_REQUEST,
-                Value::Null,
+                summary.reply_id.clone(),
                 RpcError::new(
-                    -32000,
+                    HEADER_MISMATCH,
                     format!(
-                        "Bad Request: no Mcp-Session-Id header. Send initialize first, or make stateless requests with the header MCP-Protocol-Version: {}",
+                        "Header mismatch: the MCP-Protocol-Version header is missing, and without an Mcp-Session-Id header this is a stateless request. Send initialize first (revisions up to {}), or make stateless requests with the header MCP-Protocol-Version: {}",
+                        Revision::NEWEST_LEGACY,
                         Revision::V2026_07_28
                     ),
                 ),
@@ -104,12 +110,13 @@ impl<H: ToolHost> Server<H> {
 }
 
 /// The refusal of a POST whose Accept header does not allow both answers
-/// (JSON and SSE) or whose body is not JSON, if it is one.
-fn media_refusal(headers: &HeaderMap) -> Option<HttpResponse> {
+/// (JSON and SSE) or whose body is not JSON, if it is one; `id` is the
+/// request's.
+fn media_refusal(headers: &HeaderMap, id: &Value) -> Option<HttpResponse> {
     if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
         return Some(rpc_error(
             StatusCode::NOT_ACCEPTABLE,
-            Value::Null,
+            id.clone(),
             RpcError::new(
                 -32000,
                 "Not Acceptable: the Accept header must allow both application/json and text/event-stream",
@@ -124,7 +131,7 @@ fn media_refusal(headers: &HeaderMap) -> Option<HttpResponse> {
     {
         return Some(rpc_error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Value::Null,
+            id.clone(),
             RpcError::new(
                 -32000,
                 "Unsupported Media Type: the body must be application/json",
