@@ -863,6 +863,29 @@ fn notifications_for_an_sse_stream_nobody_reads_are_dropped_not_queued() {
     );
 }
 
+/// A stateless `tools/call` of `name` with `arguments`, sending exactly the
+/// version and method headers and `extra` (the test's Mcp-Name and
+/// Mcp-Param headers).
+fn stateless_call(
+    client: &mut Client,
+    id: i64,
+    name: &str,
+    arguments: Value,
+    extra: &[(&str, &str)],
+) -> Response {
+    let message = stateless_request(
+        id,
+        "tools/call",
+        json!({ "name": name, "arguments": arguments }),
+    );
+    let mut headers = vec![
+        ("MCP-Protocol-Version", STATELESS),
+        ("Mcp-Method", "tools/call"),
+    ];
+    headers.extend_from_slice(extra);
+    client.post(&message, &headers)
+}
+
 /// A HeaderMismatch: 400 with JSON-RPC error -32020 for request `id`,
 /// whose message says `what`.
 fn assert_header_mismatch(response: &Response, id: i64, what: &str) {
@@ -872,6 +895,134 @@ fn assert_header_mismatch(response: &Response, id: i64, what: &str) {
     assert_eq!(answer["error"]["code"], -32020, "{answer}");
     let message = answer["error"]["message"].as_str().unwrap();
     assert!(message.contains(what), "{message}");
+}
+
+/// Mcp-Name may come in the spec's encoded form, `=?base64?...?=`: it is
+/// compared decoded, and one that does not decode is a HeaderMismatch.
+#[test]
+fn an_encoded_mcp_name_is_compared_decoded() {
+    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
+    let server = HttpServer::start(folder.path(), &[]);
+    let mut client = server.client();
+    let two = json!({ "a": 1, "b": 1 });
+
+    let encoded = stateless_call(
+        &mut client,
+        1,
+        "add",
+        two.clone(),
+        &[("Mcp-Name", "=?base64?YWRk?=")],
+    );
+    assert_eq!(encoded.status, 200, "{}", encoded.text());
+    assert_eq!(text_of(&encoded.answer()), "2");
+
+    let other = stateless_call(
+        &mut client,
+        2,
+        "add",
+        two.clone(),
+        &[("Mcp-Name", "=?base64?c3VidHJhY3Q=?=")],
+    );
+    assert_header_mismatch(
+        &other,
+        2,
+        "the Mcp-Name header says subtract but the body names add",
+    );
+    let malformed = stateless_call(
+        &mut client,
+        3,
+        "add",
+        two.clone(),
+        &[("Mcp-Name", "=?base64?YWR?=")],
+    );
+    assert_header_mismatch(&malformed, 3, "the Mcp-Name header is not valid");
+    // Without both markers the value is the name itself.
+    let literal = stateless_call(&mut client, 4, "add", two, &[("Mcp-Name", "=?base64?YWRk")]);
+    assert_header_mismatch(&literal, 4, "the Mcp-Name header says =?base64?YWRk but");
+}
+
+/// A tool parameter marked `x-mcp-header` (the conformance fixture's
+/// `region`, as `Region`) must be stated by its `Mcp-Param-Region` header,
+/// plain or encoded; a call whose header is missing, disagrees, or does not
+/// decode is refused before the tool runs.
+#[test]
+fn mcp_param_headers_must_state_the_arguments_they_mirror() {
+    let folder = conformance_folder();
+    let server = HttpServer::start(folder.path(), &[]);
+    let mut client = server.client();
+    let name = ("Mcp-Name", "test_custom_header");
+
+    let list = client.stateless("tools/list", json!({}));
+    let tools = list.answer()["result"]["tools"].clone();
+    let routed = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "test_custom_header")
+        .unwrap_or_else(|| panic!("no test_custom_header in {tools}"));
+    assert_eq!(
+        routed["inputSchema"]["properties"]["region"]["x-mcp-header"],
+        "Region"
+    );
+
+    let region = |value: &str| json!({ "region": value });
+    let plain = stateless_call(
+        &mut client,
+        1,
+        "test_custom_header",
+        region("us-west1"),
+        &[name, ("Mcp-Param-Region", "us-west1")],
+    );
+    assert_eq!(plain.status, 200, "{}", plain.text());
+    assert_eq!(text_of(&plain.answer()), "routed to region us-west1");
+    // "Zürich" in UTF-8, Base64 encoded; header names ignore case.
+    let encoded = stateless_call(
+        &mut client,
+        2,
+        "test_custom_header",
+        region("Zürich"),
+        &[name, ("mcp-param-region", "=?base64?WsO8cmljaA==?=")],
+    );
+    assert_eq!(encoded.status, 200, "{}", encoded.text());
+    assert_eq!(text_of(&encoded.answer()), "routed to region Zürich");
+
+    let missing = stateless_call(
+        &mut client,
+        3,
+        "test_custom_header",
+        region("us-west1"),
+        &[name],
+    );
+    assert_header_mismatch(
+        &missing,
+        3,
+        "the Mcp-Param-Region header is missing (argument `region` has a value)",
+    );
+    let other = stateless_call(
+        &mut client,
+        4,
+        "test_custom_header",
+        region("us-west1"),
+        &[name, ("Mcp-Param-Region", "eu-west1")],
+    );
+    assert_header_mismatch(&other, 4, "does not state the value of argument `region`");
+    let malformed = stateless_call(
+        &mut client,
+        5,
+        "test_custom_header",
+        region("Hello"),
+        &[name, ("Mcp-Param-Region", "=?base64?SGVsbG8?=")],
+    );
+    assert_header_mismatch(&malformed, 5, "the Mcp-Param-Region header is not valid");
+    // A tool without marked parameters needs no Mcp-Param header.
+    let unmarked = stateless_call(
+        &mut client,
+        6,
+        "test_simple_text",
+        json!({}),
+        &[("Mcp-Name", "test_simple_text")],
+    );
+    assert_eq!(unmarked.status, 200, "{}", unmarked.text());
 }
 
 /// HTTP-level errors answer with the request's id whenever the body has

@@ -19,7 +19,9 @@
 //!   open GET stream) is ended.
 //! - Any other POST without `Mcp-Session-Id` is a stateless (2026-07-28)
 //!   exchange: it must carry the `MCP-Protocol-Version` header, and it is
-//!   served by a session of its own that ends with the exchange. Nothing is
+//!   served by a session of its own that ends with the exchange. Its
+//!   headers must restate its body (see `mirrored`), including the
+//!   arguments a tool marks with `x-mcp-header`. Nothing is
 //!   shared between two stateless POSTs, so replicas behind a load balancer
 //!   need no shared state, and one client's request ids never meet
 //!   another's. Protocol errors of a stateless exchange map to HTTP statuses
@@ -74,8 +76,10 @@
 mod body;
 mod exchange;
 mod guard;
+mod header_value;
 mod legacy;
 mod listener;
+mod mirrored;
 mod post;
 
 use std::collections::HashMap;
