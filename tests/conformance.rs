@@ -6,16 +6,27 @@
 //! Each revision runs exactly the scenarios it requires (`--requirements`)
 //! at its own wire: 2025-11-25 with initialize and sessions, 2026-07-28
 //! stateless. The known failures (none of them about tools) are listed with
-//! their reasons in tests/http/conformance-<revision>.yml; the suite exits
-//! non-zero on any other failure, and on a listed failure that passes.
+//! their reasons in tests/http/conformance-<revision>.yml.
+//!
+//! The suite compares that list only with the scenarios it scores: it
+//! exits non-zero on another failure among them, or a listed one of them
+//! that passes, but it also runs unscored scenarios (extensions, pending
+//! ones) and ignores how they fare. So this test reads every scenario's
+//! saved checks itself and holds the list to all of them: each listed
+//! scenario (or `scenario:check`) must have run and failed, and nothing
+//! else may fail.
 
 #[path = "support/http.rs"]
 mod http;
 mod support;
 
+use std::collections::BTreeMap;
+use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
+
+use serde_json::Value;
 
 use http::HttpServer;
 use support::{fixture, folder_with, repo_root, run_setup};
@@ -79,8 +90,16 @@ fn run_requirements(revision: &str) {
         summary.contains("Baseline check passed"),
         "the suite did not confirm the baseline for {revision}:\n{summary}"
     );
-    // Every tools scenario of the revision passed (none is in the baseline).
-    for scenario in [
+    let outcomes = outcomes(results.path());
+    let listed = expected_failures(&std::fs::read_to_string(&baseline).unwrap());
+    let problems = baseline_problems(&outcomes, &listed);
+    assert!(
+        problems.is_empty(),
+        "tests/http/conformance-{revision}.yml does not match the run:\n{}",
+        problems.join("\n")
+    );
+    // Every tools scenario of the revision ran and passed (none is listed).
+    let mut passing = vec![
         "tools-list",
         "tools-call-simple-text",
         "tools-call-image",
@@ -91,12 +110,123 @@ fn run_requirements(revision: &str) {
         "tools-call-with-progress",
         "dns-rebinding-protection",
         "server-sse-multiple-streams",
-    ] {
+    ];
+    if revision == "2026-07-28" {
+        passing.push("http-custom-header-server-validation");
+    }
+    for scenario in passing {
+        let checks = outcomes
+            .get(scenario)
+            .unwrap_or_else(|| panic!("{scenario} did not run for {revision}"));
+        let failed: Vec<&Check> = checks.iter().filter(|check| check.failed()).collect();
         assert!(
-            summary.contains(&format!("✓ {scenario}:")),
-            "{scenario} did not pass for {revision}:\n{summary}"
+            failed.is_empty(),
+            "{scenario} did not pass for {revision}: {failed:?}"
         );
     }
+}
+
+/// One check of a scenario, as the suite saved it.
+#[derive(Debug)]
+struct Check {
+    id: String,
+    status: String,
+}
+
+impl Check {
+    /// Failed by the suite's own rule for its baseline: a warning counts.
+    fn failed(&self) -> bool {
+        self.status == "FAILURE" || self.status == "WARNING"
+    }
+}
+
+/// The checks of every scenario that ran, by scenario: the suite saves
+/// each in `<output>/server-<scenario>-<ISO time, : and . as ->/checks.json`
+/// (a scenario that does not apply gets a folder without one).
+fn outcomes(output: &Path) -> BTreeMap<String, Vec<Check>> {
+    // The time: `2026-07-28T09-15-00-123Z`, as long as an ISO time.
+    const TIME: usize = "2026-07-28T09:15:00.123Z".len();
+    let mut outcomes = BTreeMap::new();
+    for entry in std::fs::read_dir(output).unwrap() {
+        let folder = entry.unwrap().path();
+        let Ok(text) = std::fs::read_to_string(folder.join("checks.json")) else {
+            continue;
+        };
+        let name = folder.file_name().unwrap().to_str().unwrap().to_string();
+        let scenario = name
+            .strip_prefix("server-")
+            .and_then(|rest| rest.len().checked_sub(TIME + 1).map(|end| &rest[..end]))
+            .unwrap_or_else(|| panic!("not a scenario's result folder: {name}"));
+        let checks: Vec<Value> =
+            serde_json::from_str(&text).unwrap_or_else(|err| panic!("{name}/checks.json: {err}"));
+        let checks = checks
+            .iter()
+            .map(|check| Check {
+                id: check["id"].as_str().unwrap_or_default().to_string(),
+                status: check["status"].as_str().unwrap_or_default().to_string(),
+            })
+            .collect();
+        outcomes.insert(scenario.to_string(), checks);
+    }
+    assert!(!outcomes.is_empty(), "the suite saved no results");
+    outcomes
+}
+
+/// The entries of an expected-failures file's `server` list: `scenario`
+/// or `scenario:check`.
+fn expected_failures(yaml: &str) -> Vec<String> {
+    let mut in_server = false;
+    let mut entries = Vec::new();
+    for line in yaml.lines() {
+        let line = line.split('#').next().unwrap().trim_end();
+        if !line.starts_with(' ') && !line.is_empty() {
+            in_server = line == "server:";
+        } else if in_server && let Some(entry) = line.trim().strip_prefix("- ") {
+            entries.push(entry.trim().to_string());
+        }
+    }
+    entries
+}
+
+/// How the listed failures disagree with the run: a listed scenario or
+/// check that did not run or did not fail, and a failure nothing lists.
+fn baseline_problems(outcomes: &BTreeMap<String, Vec<Check>>, listed: &[String]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for entry in listed {
+        let (scenario, check) = match entry.split_once(':') {
+            Some((scenario, check)) => (scenario, Some(check)),
+            None => (entry.as_str(), None),
+        };
+        let Some(checks) = outcomes.get(scenario) else {
+            problems.push(format!("listed {entry}: the scenario did not run"));
+            continue;
+        };
+        let fails = checks
+            .iter()
+            .any(|c| c.failed() && check.is_none_or(|id| c.id == id));
+        if !fails {
+            problems.push(format!(
+                "listed {entry}: it passed; remove it from the list"
+            ));
+        }
+    }
+    // A check id may repeat within a scenario (one per probe): named once.
+    let mut unlisted = std::collections::BTreeSet::new();
+    for (scenario, checks) in outcomes {
+        for check in checks.iter().filter(|check| check.failed()) {
+            let covered = listed
+                .iter()
+                .any(|entry| *entry == *scenario || *entry == format!("{scenario}:{}", check.id));
+            if !covered {
+                unlisted.insert(format!(
+                    "{scenario}:{} failed ({}), and nothing lists it",
+                    check.id, check.status
+                ));
+            }
+        }
+    }
+    problems.extend(unlisted);
+    problems
 }
 
 #[test]

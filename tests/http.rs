@@ -877,3 +877,270 @@ fn notifications_for_an_sse_stream_nobody_reads_are_dropped_not_queued() {
         notification_bytes >> 10
     );
 }
+
+/// A stateless `tools/call` of `name` with `arguments`, sending exactly the
+/// version and method headers and `extra` (the test's Mcp-Name and
+/// Mcp-Param headers).
+fn stateless_call(
+    client: &mut Client,
+    id: i64,
+    name: &str,
+    arguments: Value,
+    extra: &[(&str, &str)],
+) -> Response {
+    let message = stateless_request(
+        id,
+        "tools/call",
+        json!({ "name": name, "arguments": arguments }),
+    );
+    let mut headers = vec![
+        ("MCP-Protocol-Version", STATELESS),
+        ("Mcp-Method", "tools/call"),
+    ];
+    headers.extend_from_slice(extra);
+    client.post(&message, &headers)
+}
+
+/// A HeaderMismatch: 400 with JSON-RPC error -32020 for request `id`,
+/// whose message says `what`.
+fn assert_header_mismatch(response: &Response, id: i64, what: &str) {
+    assert_eq!(response.status, 400, "{}", response.text());
+    let answer = response.answer();
+    assert_eq!(answer["id"], id, "{answer}");
+    assert_eq!(answer["error"]["code"], -32020, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains(what), "{message}");
+}
+
+/// Mcp-Name may come in the spec's encoded form, `=?base64?...?=`: it is
+/// compared decoded, and one that does not decode is a HeaderMismatch.
+#[test]
+fn an_encoded_mcp_name_is_compared_decoded() {
+    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
+    let server = HttpServer::start(folder.path(), &[]);
+    let mut client = server.client();
+    let two = json!({ "a": 1, "b": 1 });
+
+    let encoded = stateless_call(
+        &mut client,
+        1,
+        "add",
+        two.clone(),
+        &[("Mcp-Name", "=?base64?YWRk?=")],
+    );
+    assert_eq!(encoded.status, 200, "{}", encoded.text());
+    assert_eq!(text_of(&encoded.answer()), "2");
+
+    let other = stateless_call(
+        &mut client,
+        2,
+        "add",
+        two.clone(),
+        &[("Mcp-Name", "=?base64?c3VidHJhY3Q=?=")],
+    );
+    assert_header_mismatch(
+        &other,
+        2,
+        "the Mcp-Name header says subtract but the body names add",
+    );
+    let malformed = stateless_call(
+        &mut client,
+        3,
+        "add",
+        two.clone(),
+        &[("Mcp-Name", "=?base64?YWR?=")],
+    );
+    assert_header_mismatch(&malformed, 3, "the Mcp-Name header is not valid");
+    // Without both markers the value is the name itself.
+    let literal = stateless_call(&mut client, 4, "add", two, &[("Mcp-Name", "=?base64?YWRk")]);
+    assert_header_mismatch(&literal, 4, "the Mcp-Name header says =?base64?YWRk but");
+}
+
+/// A tool parameter marked `x-mcp-header` (the conformance fixture's
+/// `region`, as `Region`) must be stated by its `Mcp-Param-Region` header,
+/// plain or encoded; a call whose header is missing, disagrees, or does not
+/// decode is refused before the tool runs.
+#[test]
+fn mcp_param_headers_must_state_the_arguments_they_mirror() {
+    let folder = conformance_folder();
+    let server = HttpServer::start(folder.path(), &[]);
+    let mut client = server.client();
+    let name = ("Mcp-Name", "test_custom_header");
+
+    let list = client.stateless("tools/list", json!({}));
+    let tools = list.answer()["result"]["tools"].clone();
+    let routed = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "test_custom_header")
+        .unwrap_or_else(|| panic!("no test_custom_header in {tools}"));
+    assert_eq!(
+        routed["inputSchema"]["properties"]["region"]["x-mcp-header"],
+        "Region"
+    );
+
+    let region = |value: &str| json!({ "region": value });
+    let plain = stateless_call(
+        &mut client,
+        1,
+        "test_custom_header",
+        region("us-west1"),
+        &[name, ("Mcp-Param-Region", "us-west1")],
+    );
+    assert_eq!(plain.status, 200, "{}", plain.text());
+    assert_eq!(text_of(&plain.answer()), "routed to region us-west1");
+    // "Zürich" in UTF-8, Base64 encoded; header names ignore case.
+    let encoded = stateless_call(
+        &mut client,
+        2,
+        "test_custom_header",
+        region("Zürich"),
+        &[name, ("mcp-param-region", "=?base64?WsO8cmljaA==?=")],
+    );
+    assert_eq!(encoded.status, 200, "{}", encoded.text());
+    assert_eq!(text_of(&encoded.answer()), "routed to region Zürich");
+
+    let missing = stateless_call(
+        &mut client,
+        3,
+        "test_custom_header",
+        region("us-west1"),
+        &[name],
+    );
+    assert_header_mismatch(
+        &missing,
+        3,
+        "the Mcp-Param-Region header is missing (argument `region` has a value)",
+    );
+    let other = stateless_call(
+        &mut client,
+        4,
+        "test_custom_header",
+        region("us-west1"),
+        &[name, ("Mcp-Param-Region", "eu-west1")],
+    );
+    assert_header_mismatch(&other, 4, "does not state the value of argument `region`");
+    let malformed = stateless_call(
+        &mut client,
+        5,
+        "test_custom_header",
+        region("Hello"),
+        &[name, ("Mcp-Param-Region", "=?base64?SGVsbG8?=")],
+    );
+    assert_header_mismatch(&malformed, 5, "the Mcp-Param-Region header is not valid");
+    // A tool without marked parameters needs no Mcp-Param header.
+    let unmarked = stateless_call(
+        &mut client,
+        6,
+        "test_simple_text",
+        json!({}),
+        &[("Mcp-Name", "test_simple_text")],
+    );
+    assert_eq!(unmarked.status, 200, "{}", unmarked.text());
+}
+
+/// HTTP-level errors answer with the request's id whenever the body has
+/// one, and with the codes the 2026-07-28 transport gives: -32020 for a
+/// missing MCP-Protocol-Version, -32022 (with the supported versions) for
+/// an unknown one.
+#[test]
+fn http_errors_carry_the_request_id_and_the_spec_codes() {
+    let folder = conformance_folder();
+    let server = HttpServer::start(folder.path(), &[]);
+    let mut client = server.client();
+    let list = stateless_request(41, "tools/list", json!({}));
+
+    // No session and no MCP-Protocol-Version: a stateless request missing its header.
+    let unversioned = client.post(&list, &[("Mcp-Method", "tools/list")]);
+    assert_header_mismatch(
+        &unversioned,
+        41,
+        "the MCP-Protocol-Version header is missing",
+    );
+    let legacy = client.legacy("tools/list", json!({}));
+    assert_eq!(legacy.status, 400, "{}", legacy.text());
+    assert_eq!(legacy.answer()["error"]["code"], -32020);
+    assert!(legacy.answer()["id"].is_i64(), "{}", legacy.text());
+
+    // Refused for its media types, with its id.
+    let body = serde_json::to_vec(&list).unwrap();
+    let json_only = client.send(
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json"),
+        ],
+        &body,
+    );
+    assert_eq!(json_only.status, 406);
+    assert_eq!(json_only.answer()["id"], 41, "{}", json_only.text());
+    let text = client.send(
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "text/plain"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        &body,
+    );
+    assert_eq!(text.status, 415);
+    assert_eq!(text.answer()["id"], 41, "{}", text.text());
+
+    // In a session: an unknown MCP-Protocol-Version, and an unknown session.
+    client.initialize("2025-11-25");
+    let message = json!({ "jsonrpc": "2.0", "id": "v", "method": "tools/list" });
+    let unknown = client.post(&message, &[("MCP-Protocol-Version", "2099-01-01")]);
+    assert_eq!(unknown.status, 400, "{}", unknown.text());
+    let answer = unknown.answer();
+    assert_eq!(answer["id"], "v");
+    assert_eq!(answer["error"]["code"], -32022, "{answer}");
+    assert_eq!(answer["error"]["data"]["requested"], "2099-01-01");
+    assert!(
+        answer["error"]["data"]["supported"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2025-11-25")),
+        "{answer}"
+    );
+    client.session = Some("0".repeat(32));
+    let gone = client.post(&message, &[]);
+    assert_eq!(gone.status, 404, "{}", gone.text());
+    assert_eq!(gone.answer()["id"], "v");
+}
+
+/// An Mcp-Session-Id that is not visible ASCII names a session no one was
+/// given: 404, never a request without a session (400 on POST, 405 on GET
+/// and DELETE) nor a new session on initialize.
+#[test]
+fn a_session_id_that_is_not_ascii_is_an_unknown_session() {
+    let folder = conformance_folder();
+    let server = HttpServer::start(folder.path(), &[]);
+    let mut client = server.client();
+    let foreign = ("Mcp-Session-Id", "s\u{e9}ance");
+
+    let list = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" });
+    let listed = client.post(&list, &[foreign, ("MCP-Protocol-Version", "2025-11-25")]);
+    assert_eq!(listed.status, 404, "{}", listed.text());
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 2, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": { "name": "corral-http-test", "version": "1" },
+        },
+    });
+    let started = client.post(&initialize, &[foreign]);
+    assert_eq!(started.status, 404, "{}", started.text());
+    assert!(started.header("mcp-session-id").is_none());
+    for method in ["GET", "DELETE"] {
+        let answer = client.send(
+            method,
+            "/mcp",
+            &[foreign, ("Accept", "text/event-stream")],
+            b"",
+        );
+        assert_eq!(answer.status, 404, "{method}: {}", answer.text());
+    }
+}

@@ -3,7 +3,9 @@
 //! Names follow the spec's rules and, stricter, `^[a-zA-Z0-9_-]{1,64}$` (what
 //! Claude Desktop enforces: one bad name there hides every tool). Schemas must
 //! be JSON objects describing objects, must compile, and must have a shape
-//! that validates within budgets (see [`crate::schema`]).
+//! that validates within budgets (see [`crate::schema`]); their `x-mcp-header`
+//! marks must meet the spec's constraints (clients drop a tool whose marks do
+//! not). A tool that requires task execution is refused: Corral runs no tasks.
 //!
 //! The host keeps every tool's metadata for as long as the plugin is
 //! loaded and copies it into every `tools/list` answer, so each field is
@@ -20,6 +22,7 @@ use crate::bindings::tools;
 use crate::memory;
 use crate::schema::Schema;
 use crate::units::human_bytes;
+use corral_tool::header_param::header_params;
 use corral_tool::{Icon, TaskSupport, ToolAnnotations, ToolDef};
 
 /// The most tools one plugin may offer.
@@ -128,7 +131,15 @@ fn check_tool(tool: tools::Tool) -> Result<CheckedTool, String> {
             tool.icons.len()
         ));
     }
+    if tool.task_support == Some(tools::TaskSupport::Required) {
+        // A client may call such a tool only as a task, and Corral declares
+        // no tasks capability: no client could ever call it.
+        return Err("execution.taskSupport is \"required\", but Corral does not run tools as tasks (it declares no tasks capability), so no client could call this tool; declare \"optional\" or \"forbidden\"".into());
+    }
     let (input_schema, input) = parse_schema("input schema", &tool.input_schema)?;
+    // Clients drop a tool whose x-mcp-header marks break the spec's
+    // constraints; the HTTP transport checks calls against the valid ones.
+    header_params(&input_schema).map_err(|problem| format!("input schema: {problem}"))?;
     let (output_schema, output) = match &tool.output_schema {
         None => (None, None),
         Some(text) => {
@@ -382,6 +393,69 @@ mod tests {
             checked[1].def.output_schema.as_ref().unwrap()["type"],
             "object"
         );
+    }
+
+    #[test]
+    fn x_mcp_header_marks_that_clients_would_reject_refuse_the_tool() {
+        let marked = |name: &str, properties: &str| {
+            tool(
+                name,
+                &format!(r#"{{"type":"object","properties":{properties}}}"#),
+            )
+        };
+        let err = check_tools_unbounded(vec![
+            marked(
+                "on_object",
+                r#"{"data":{"type":"object","x-mcp-header":"Data"}}"#,
+            ),
+            marked(
+                "with_space",
+                r#"{"region":{"type":"string","x-mcp-header":"My Region"}}"#,
+            ),
+            marked(
+                "twice",
+                r#"{"a":{"type":"string","x-mcp-header":"MyField"},"b":{"type":"string","x-mcp-header":"myfield"}}"#,
+            ),
+        ])
+        .unwrap_err();
+        assert!(
+            err.contains("`on_object`: input schema: x-mcp-header `Data` on `data`, a parameter of type \"object\""),
+            "{err}"
+        );
+        assert!(
+            err.contains("`with_space`: input schema: x-mcp-header `My Region` on `region`: a header name takes only"),
+            "{err}"
+        );
+        assert!(
+            err.contains(
+                "`twice`: input schema: x-mcp-header `myfield` on `b` repeats `MyField` on `a`"
+            ),
+            "{err}"
+        );
+        let valid = marked(
+            "routed",
+            r#"{"region":{"type":"string","x-mcp-header":"Region"}}"#,
+        );
+        assert_eq!(check_tools_unbounded(vec![valid]).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_tool_that_requires_task_execution_is_refused() {
+        let with = |support| {
+            let mut t = tool("t", OBJECT);
+            t.task_support = Some(support);
+            t
+        };
+        let err = check_tools_unbounded(vec![with(tools::TaskSupport::Required)]).unwrap_err();
+        assert!(
+            err.contains(
+                "`t`: execution.taskSupport is \"required\", but Corral does not run tools as tasks"
+            ),
+            "{err}"
+        );
+        for support in [tools::TaskSupport::Optional, tools::TaskSupport::Forbidden] {
+            assert!(check_tools_unbounded(vec![with(support)]).is_ok());
+        }
     }
 
     #[test]

@@ -12,6 +12,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 
+pub mod header_param;
+
 /// A tool as served to clients, after validation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolDef {

@@ -31,6 +31,10 @@ pub(super) struct FrameSummary {
     request_ids: Vec<Value>,
     /// The ids of its `subscriptions/listen` requests.
     listen_ids: Vec<Value>,
+    /// The id an error about the whole POST answers with: the message's id
+    /// when the frame is one message that has one (an invalid message's
+    /// included), null otherwise.
+    pub(super) reply_id: Value,
 }
 
 impl FrameSummary {
@@ -66,12 +70,18 @@ impl FrameSummary {
                 _ => None,
             })
             .collect();
+        let reply_id = match frame {
+            Frame::Single(Incoming::Request(request)) => request.id.clone(),
+            Frame::Single(Incoming::Invalid { id, .. }) => id.clone(),
+            _ => Value::Null,
+        };
         FrameSummary {
             expects_answer,
             method,
             listens,
             request_ids,
             listen_ids,
+            reply_id,
         }
     }
 
@@ -84,6 +94,7 @@ impl FrameSummary {
             listens: false,
             request_ids: Vec::new(),
             listen_ids: Vec::new(),
+            reply_id: Value::Null,
         }
     }
 }

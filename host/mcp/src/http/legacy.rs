@@ -11,8 +11,8 @@ use tokio::sync::mpsc;
 
 use super::body::{HttpResponse, empty, method_not_allowed, plain, rpc_error, sse_response};
 use super::exchange::{Era, FrameSummary, exchange};
-use super::{SESSION_HEADER, Server, accepts, header_str};
-use crate::jsonrpc::{Frame, RpcError};
+use super::{SESSION_HEADER, Server, accepts, session_header};
+use crate::jsonrpc::{self, Frame, RpcError};
 use crate::session::{Outbox, Session};
 use crate::{Revision, ToolHost};
 
@@ -54,19 +54,24 @@ impl<H: ToolHost> Server<H> {
         frame: Frame,
         summary: &FrameSummary,
     ) -> HttpResponse {
-        let Some(legacy) = self.sessions.lock().unwrap().get(id.trim()).cloned() else {
-            return session_not_found();
+        let Some(legacy) = self.sessions.lock().unwrap().get(id).cloned() else {
+            return session_not_found(summary.reply_id.clone());
         };
         if let Some(version) = version
             && Revision::parse(version).is_none()
         {
+            let supported: Vec<&str> = Revision::ALL.iter().map(|r| r.as_str()).collect();
             return rpc_error(
                 StatusCode::BAD_REQUEST,
-                Value::Null,
+                summary.reply_id.clone(),
                 RpcError::new(
-                    -32000,
-                    format!("Bad Request: unsupported MCP-Protocol-Version {version}"),
-                ),
+                    jsonrpc::code::UNSUPPORTED_PROTOCOL_VERSION,
+                    format!(
+                        "Unsupported protocol version: the MCP-Protocol-Version header says {version} (supported: {})",
+                        supported.join(", ")
+                    ),
+                )
+                .with_data(serde_json::json!({ "supported": supported, "requested": version })),
             );
         }
         legacy.touch();
@@ -80,7 +85,7 @@ impl<H: ToolHost> Server<H> {
         summary: &FrameSummary,
     ) -> HttpResponse {
         if self.sessions.lock().unwrap().len() >= self.http.max_sessions {
-            return too_many_sessions();
+            return too_many_sessions(summary.reply_id.clone());
         }
         let standalone: Arc<Mutex<Option<mpsc::UnboundedSender<Value>>>> = Arc::default();
         let notify = standalone_outbox(standalone.clone());
@@ -94,7 +99,7 @@ impl<H: ToolHost> Server<H> {
             if sessions.len() >= self.http.max_sessions {
                 drop(sessions);
                 tokio::spawn(async move { session.finish().await });
-                return too_many_sessions();
+                return too_many_sessions(summary.reply_id.clone());
             }
             sessions.insert(
                 id.clone(),
@@ -121,14 +126,14 @@ impl<H: ToolHost> Server<H> {
                 "not acceptable: the Accept header must allow text/event-stream",
             );
         }
-        let Some(id) = header_str(headers, SESSION_HEADER) else {
+        let Some(id) = session_header(headers) else {
             return method_not_allowed(
                 "POST",
                 "method not allowed: without a session there is no stream to GET; POST subscriptions/listen instead",
             );
         };
-        let Some(legacy) = self.sessions.lock().unwrap().get(id.trim()).cloned() else {
-            return session_not_found();
+        let Some(legacy) = self.sessions.lock().unwrap().get(&id).cloned() else {
+            return session_not_found(Value::Null);
         };
         let (sender, receiver) = mpsc::unbounded_channel();
         {
@@ -147,16 +152,16 @@ impl<H: ToolHost> Server<H> {
 
     /// DELETE: the client ends its legacy session.
     pub(super) async fn delete(&self, headers: &HeaderMap) -> HttpResponse {
-        let Some(id) = header_str(headers, SESSION_HEADER) else {
+        let Some(id) = session_header(headers) else {
             return method_not_allowed(
                 "POST",
                 "method not allowed: stateless requests have no session to delete",
             );
         };
-        let Some(legacy) = self.sessions.lock().unwrap().remove(id.trim()) else {
-            return session_not_found();
+        let Some(legacy) = self.sessions.lock().unwrap().remove(&id) else {
+            return session_not_found(Value::Null);
         };
-        tracing::debug!("session {} ended by the client", id.trim());
+        tracing::debug!("session {id} ended by the client");
         legacy.close_standalone();
         // Requests still running finish in the background.
         tokio::spawn(async move { legacy.session.finish().await });
@@ -236,10 +241,11 @@ fn standalone_outbox(standalone: Arc<Mutex<Option<mpsc::UnboundedSender<Value>>>
     })
 }
 
-fn too_many_sessions() -> HttpResponse {
+/// 503 to an `initialize` (whose id is `id`) past the session limit.
+fn too_many_sessions(id: Value) -> HttpResponse {
     rpc_error(
         StatusCode::SERVICE_UNAVAILABLE,
-        Value::Null,
+        id,
         RpcError::new(
             -32000,
             "Service Unavailable: too many sessions; try again later",
@@ -254,10 +260,13 @@ fn new_session_id() -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
-fn session_not_found() -> HttpResponse {
+/// 404 to a request (whose id is `id`, null for GET and DELETE) naming a
+/// session that ended or never existed. The code is the one the official
+/// SDKs answer this with; the 2026-07-28 revision has no sessions to say.
+fn session_not_found(id: Value) -> HttpResponse {
     rpc_error(
         StatusCode::NOT_FOUND,
-        Value::Null,
+        id,
         RpcError::new(
             -32001,
             "Session not found: it ended or never existed; initialize again",

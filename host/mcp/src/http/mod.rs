@@ -19,7 +19,9 @@
 //!   open GET stream) is ended.
 //! - Any other POST without `Mcp-Session-Id` is a stateless (2026-07-28)
 //!   exchange: it must carry the `MCP-Protocol-Version` header, and it is
-//!   served by a session of its own that ends with the exchange. Nothing is
+//!   served by a session of its own that ends with the exchange. Its
+//!   headers must restate its body (see `mirrored`), including the
+//!   arguments a tool marks with `x-mcp-header`. Nothing is
 //!   shared between two stateless POSTs, so replicas behind a load balancer
 //!   need no shared state, and one client's request ids never meet
 //!   another's. Protocol errors of a stateless exchange map to HTTP statuses
@@ -76,8 +78,10 @@
 mod body;
 mod exchange;
 mod guard;
+mod header_value;
 mod legacy;
 mod listener;
+mod mirrored;
 mod post;
 
 use std::collections::HashMap;
@@ -206,6 +210,16 @@ impl<H: ToolHost> Server<H> {
 
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|value| value.to_str().ok())
+}
+
+/// The legacy session a request names in `Mcp-Session-Id`, if it names
+/// one. A value that is not visible ASCII still names one: a session no
+/// one was given (ids are hex), so it is not found (404), rather than the
+/// request passing for one without a session.
+fn session_header(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(SESSION_HEADER)
+        .map(|value| String::from_utf8_lossy(value.as_bytes()).trim().to_string())
 }
 
 /// Whether the Accept header allows `media` (or is absent of any, which

@@ -13,16 +13,15 @@ use serde_json::Value;
 
 use super::body::{HttpResponse, closing_connection, plain, rpc_error};
 use super::exchange::{Era, FrameSummary, exchange};
-use super::{SESSION_HEADER, Server, VERSION_HEADER, accepts, header_str};
+use super::mirrored::{method_mismatch, name_mismatch, params_mismatch, version_mismatch};
+use super::{Server, VERSION_HEADER, accepts, header_str, session_header};
 use crate::jsonrpc::{self, Frame, Incoming, Request, RpcError};
 use crate::session::Session;
 use crate::{Revision, ToolHost};
+use corral_tool::header_param::header_params;
 
-/// Stateless requests restate their method and tool name in headers, so
-/// that proxies can route without parsing the body; they must agree.
-const METHOD_HEADER: &str = "mcp-method";
-const NAME_HEADER: &str = "mcp-name";
-/// The JSON-RPC error for a header that disagrees with the body.
+/// The JSON-RPC error for a stateless request whose headers are missing,
+/// unreadable, or disagree with its body (MCP 2026-07-28, Streamable HTTP).
 const HEADER_MISMATCH: i64 = -32020;
 /// The `_meta` key naming a stateless request's revision.
 const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -39,22 +38,24 @@ impl<H: ToolHost> Server<H> {
         request: http::Request<IncomingBody>,
     ) -> HttpResponse {
         let headers = request.headers().clone();
-        if let Some(refusal) = media_refusal(&headers) {
-            return refusal;
-        }
         let body = match read_body(request.into_body(), self.http.max_body_bytes).await {
             Ok(body) => body,
             Err(refusal) => return refusal,
         };
         let frame = parse_body(&body);
+        let summary = FrameSummary::of(&frame);
+        // Refused before the body's own errors, but read first, so that the
+        // refusal carries the request's id when the body has one.
+        if let Some(refusal) = media_refusal(&headers, &summary.reply_id) {
+            return refusal;
+        }
         if let Frame::Unparseable(error) = &frame {
             return rpc_error(StatusCode::BAD_REQUEST, Value::Null, error.clone());
         }
-        let summary = FrameSummary::of(&frame);
         let version = header_str(&headers, VERSION_HEADER).map(str::trim);
 
-        if let Some(id) = header_str(&headers, SESSION_HEADER) {
-            return self.post_in_session(id, version, frame, &summary).await;
+        if let Some(id) = session_header(&headers) {
+            return self.post_in_session(&id, version, frame, &summary).await;
         }
 
         let stateless_version =
@@ -82,19 +83,24 @@ impl<H: ToolHost> Server<H> {
         summary: &FrameSummary,
     ) -> HttpResponse {
         let Some(version) = version else {
+            // Without a session this is a stateless request, whose required
+            // MCP-Protocol-Version header is missing: a HeaderMismatch.
             return rpc_error(
                 StatusCode::BAD_REQUEST,
-                Value::Null,
+                summary.reply_id.clone(),
                 RpcError::new(
-                    -32000,
+                    HEADER_MISMATCH,
                     format!(
-                        "Bad Request: no Mcp-Session-Id header. Send initialize first, or make stateless requests with the header MCP-Protocol-Version: {}",
+                        "Header mismatch: the MCP-Protocol-Version header is missing, and without an Mcp-Session-Id header this is a stateless request. Send initialize first (revisions up to {}), or make stateless requests with the header MCP-Protocol-Version: {}",
+                        Revision::NEWEST_LEGACY,
                         Revision::V2026_07_28
                     ),
                 ),
             );
         };
-        if let Some(refusal) = header_mismatch(headers, version, &frame) {
+        if let Frame::Single(Incoming::Request(request)) = &frame
+            && let Some(refusal) = self.header_mismatch(headers, version, request).await
+        {
             return refusal;
         }
         // A session of its own for this exchange, ended with it.
@@ -104,12 +110,13 @@ impl<H: ToolHost> Server<H> {
 }
 
 /// The refusal of a POST whose Accept header does not allow both answers
-/// (JSON and SSE) or whose body is not JSON, if it is one.
-fn media_refusal(headers: &HeaderMap) -> Option<HttpResponse> {
+/// (JSON and SSE) or whose body is not JSON, if it is one; `id` is the
+/// request's.
+fn media_refusal(headers: &HeaderMap, id: &Value) -> Option<HttpResponse> {
     if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
         return Some(rpc_error(
             StatusCode::NOT_ACCEPTABLE,
-            Value::Null,
+            id.clone(),
             RpcError::new(
                 -32000,
                 "Not Acceptable: the Accept header must allow both application/json and text/event-stream",
@@ -124,7 +131,7 @@ fn media_refusal(headers: &HeaderMap) -> Option<HttpResponse> {
     {
         return Some(rpc_error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Value::Null,
+            id.clone(),
             RpcError::new(
                 -32000,
                 "Unsupported Media Type: the body must be application/json",
@@ -211,83 +218,91 @@ fn initialize_not_found(version: &str, frame: Frame) -> HttpResponse {
     )
 }
 
-/// A stateless request restates its revision, method and target (tool
-/// name, prompt name, resource URI) in headers; a header that is missing or
-/// disagrees with the body is a HeaderMismatch: the response refusing the
-/// request, if any.
-fn header_mismatch(headers: &HeaderMap, version: &str, frame: &Frame) -> Option<HttpResponse> {
-    let Frame::Single(Incoming::Request(request)) = frame else {
-        return None;
-    };
-    let in_body = request
-        .params
-        .get("_meta")
-        .and_then(|meta| meta.get(META_PROTOCOL_VERSION));
-    let Some(in_body) = in_body else {
-        // Without it the session would serve the request in the legacy era.
-        return Some(rpc_error(
+impl<H: ToolHost> Server<H> {
+    /// A stateless request restates its revision, method, target (tool
+    /// name, prompt name, resource URI) and a called tool's marked
+    /// parameters in headers; the response refusing it when a header is
+    /// missing, unreadable or disagrees with the body, if one does.
+    async fn header_mismatch(
+        &self,
+        headers: &HeaderMap,
+        version: &str,
+        request: &Request,
+    ) -> Option<HttpResponse> {
+        let in_body = request
+            .params
+            .get("_meta")
+            .and_then(|meta| meta.get(META_PROTOCOL_VERSION));
+        let Some(in_body) = in_body else {
+            // Without it the session would serve the request in the legacy era.
+            return Some(rpc_error(
+                StatusCode::BAD_REQUEST,
+                request.id.clone(),
+                RpcError::invalid_params(format!(
+                    "Invalid params: a {version} request must carry `_meta` with \"{META_PROTOCOL_VERSION}\" (and the client capabilities); there is no initialize handshake"
+                )),
+            ));
+        };
+        let mismatch = match version_mismatch(version, in_body)
+            .or_else(|| method_mismatch(headers, request))
+            .or_else(|| name_mismatch(headers, request))
+        {
+            Some(mismatch) => Some(mismatch),
+            None => match self.param_mismatch(headers, request).await {
+                Ok(mismatch) => mismatch,
+                Err(refusal) => return Some(refusal),
+            },
+        }?;
+        Some(rpc_error(
             StatusCode::BAD_REQUEST,
             request.id.clone(),
-            RpcError::invalid_params(format!(
-                "Invalid params: a {version} request must carry `_meta` with \"{META_PROTOCOL_VERSION}\" (and the client capabilities); there is no initialize handshake"
-            )),
-        ));
-    };
-    let what = version_mismatch(version, in_body)
-        .or_else(|| method_mismatch(headers, request))
-        .or_else(|| name_mismatch(headers, request))?;
-    Some(rpc_error(
-        StatusCode::BAD_REQUEST,
-        request.id.clone(),
-        RpcError::new(HEADER_MISMATCH, format!("Header mismatch: {what}")),
-    ))
-}
-
-/// How the MCP-Protocol-Version header (`version`) disagrees with the
-/// revision the body's `_meta` names, if it does.
-fn version_mismatch(version: &str, in_body: &Value) -> Option<String> {
-    match in_body {
-        Value::String(in_body) if in_body != version => Some(format!(
-            "the MCP-Protocol-Version header says {version} but _meta says {in_body}"
-        )),
-        _ => None,
+            RpcError::new(HEADER_MISMATCH, format!("Header mismatch: {mismatch}")),
+        ))
     }
-}
 
-/// How the Mcp-Method header disagrees with the body, if it does.
-fn method_mismatch(headers: &HeaderMap, request: &Request) -> Option<String> {
-    match header_str(headers, METHOD_HEADER).map(str::trim) {
-        None => Some(format!(
-            "the Mcp-Method header is missing (the body calls {})",
-            request.method
-        )),
-        Some(method) if method != request.method => Some(format!(
-            "the Mcp-Method header says {method} but the body calls {}",
-            request.method
-        )),
-        Some(_) => None,
-    }
-}
-
-/// How the Mcp-Name header disagrees with the target the body names, if it
-/// does.
-fn name_mismatch(headers: &HeaderMap, request: &Request) -> Option<String> {
-    // The methods whose target the Mcp-Name header restates.
-    let named = match request.method.as_str() {
-        "tools/call" | "prompts/get" => request.params.get("name"),
-        "resources/read" => request.params.get("uri"),
-        _ => None,
-    };
-    let Some(Value::String(in_body)) = named else {
-        return None;
-    };
-    match header_str(headers, NAME_HEADER).map(str::trim) {
-        None => Some(format!(
-            "the Mcp-Name header is missing (the body names {in_body})"
-        )),
-        Some(name) if name != in_body => Some(format!(
-            "the Mcp-Name header says {name} but the body names {in_body}"
-        )),
-        Some(_) => None,
+    /// How the Mcp-Param headers of a `tools/call` disagree with the
+    /// arguments of the parameters its tool marks with `x-mcp-header`, if
+    /// they do. A call the session will refuse anyway (no such tool, no
+    /// name, arguments that are not an object) is left to it. Errs with the
+    /// refusal when the tool's marks cannot be read, which a host that
+    /// checks its tools (as Corral's sandbox does at load) never serves.
+    async fn param_mismatch(
+        &self,
+        headers: &HeaderMap,
+        request: &Request,
+    ) -> Result<Option<String>, HttpResponse> {
+        if request.method != "tools/call" {
+            return Ok(None);
+        }
+        let Some(Value::String(name)) = request.params.get("name") else {
+            return Ok(None);
+        };
+        let arguments = match request.params.get("arguments") {
+            None => &serde_json::Map::new(),
+            Some(Value::Object(arguments)) => arguments,
+            Some(_) => return Ok(None),
+        };
+        // As the call itself will: the tool list is known once the host is ready.
+        self.host.ready().await;
+        let tools = self.host.tools();
+        let Some(tool) = tools.iter().find(|tool| tool.name == *name) else {
+            return Ok(None);
+        };
+        match header_params(&tool.input_schema) {
+            Ok(params) => Ok(params_mismatch(headers, &params, arguments)),
+            Err(problem) => {
+                tracing::warn!("tool {name} has invalid x-mcp-header marks: {problem}");
+                Err(rpc_error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    request.id.clone(),
+                    RpcError::new(
+                        jsonrpc::code::INTERNAL_ERROR,
+                        format!(
+                            "Internal error: tool {name} cannot be called over HTTP, its x-mcp-header marks are invalid: {problem}"
+                        ),
+                    ),
+                ))
+            }
+        }
     }
 }

@@ -160,6 +160,39 @@ fn json_schema_tool(_: Contact) -> &'static str {
     "JSON Schema 2020-12 tool executed successfully"
 }
 
+/// The arguments of `test_custom_header`: `region` is mirrored into the
+/// `Mcp-Param-Region` header (`x-mcp-header`), which the
+/// `http-custom-header-server-validation` scenario sends plain, Base64
+/// encoded, malformed, or not at all.
+#[derive(serde::Deserialize)]
+struct Routed {
+    region: String,
+}
+
+impl JsonSchema for Routed {
+    fn schema_name() -> Cow<'static, str> {
+        "Routed".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "object",
+            "properties": {
+                "region": {
+                    "type": "string",
+                    "description": "The region to route the call to",
+                    "x-mcp-header": "Region",
+                },
+            },
+            "required": ["region"],
+        })
+    }
+}
+
+fn custom_header(routed: Routed) -> String {
+    format!("routed to region {}", routed.region)
+}
+
 plugin! {
     Tool::new("test_simple_text", simple_text)
         .description("Returns a simple text response."),
@@ -181,4 +214,6 @@ plugin! {
         .description("Always fails with a tool execution error."),
     Tool::new("json_schema_2020_12_tool", json_schema_tool)
         .description("Tool with JSON Schema 2020-12 features"),
+    Tool::new("test_custom_header", custom_header)
+        .description("Echoes its region, which clients mirror into the Mcp-Param-Region header."),
 }
