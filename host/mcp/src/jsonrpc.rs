@@ -174,6 +174,16 @@ pub fn classify(value: Value) -> Incoming {
     let params = match object.remove("params") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(params)) => params,
+        // JSON-RPC allows params by position; MCP names every one, so an
+        // array is a valid request with parameters this server cannot take.
+        Some(Value::Array(_)) => {
+            return Incoming::Invalid {
+                id: id_for_errors,
+                error: RpcError::invalid_params(
+                    "Invalid params: MCP takes params by name (an object), not by position (an array)",
+                ),
+            };
+        }
         Some(_) => return invalid(id_for_errors, "\"params\" must be an object"),
     };
     match id {
@@ -294,10 +304,6 @@ mod tests {
             (r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#, Value::Null),
             (r#"{"jsonrpc":"2.0","id":"x","method":7}"#, json!("x")),
             (r#"{"jsonrpc":"2.0","id":"x"}"#, json!("x")),
-            (
-                r#"{"jsonrpc":"2.0","id":2,"method":"ping","params":[1]}"#,
-                json!(2),
-            ),
         ];
         for (line, expected_id) in cases {
             match single(line) {
@@ -307,6 +313,17 @@ mod tests {
                 }
                 other => panic!("{line} classified as {other:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn params_by_position_are_invalid_params() {
+        match single(r#"{"jsonrpc":"2.0","id":2,"method":"ping","params":[1]}"#) {
+            Incoming::Invalid { id, error } => {
+                assert_eq!(id, json!(2));
+                assert_eq!(error.code, code::INVALID_PARAMS);
+            }
+            other => panic!("classified as {other:?}"),
         }
     }
 

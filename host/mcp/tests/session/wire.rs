@@ -96,6 +96,21 @@ async fn json_that_is_not_a_valid_request_is_an_invalid_request() {
 }
 
 #[tokio::test]
+async fn params_by_position_are_invalid_params() {
+    let client = Client::new().await;
+    assert_eq!(
+        client
+            .exchange(r#"{"jsonrpc":"2.0","id":4,"method":"tools/list","params":[1]}"#)
+            .await,
+        [error(
+            4,
+            -32602,
+            "Invalid params: MCP takes params by name (an object), not by position (an array)"
+        )]
+    );
+}
+
+#[tokio::test]
 async fn an_unknown_method_is_method_not_found_before_and_after_initialize() {
     let unknown = r#"{"jsonrpc":"2.0","id":1,"method":"tools/frobnicate","params":{}}"#;
     let resources = r#"{"jsonrpc":"2.0","id":2,"method":"resources/list"}"#;
