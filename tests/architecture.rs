@@ -10,17 +10,13 @@
 //! - inside every host crate and the guest SDK, no two modules import each
 //!   other, however indirectly.
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .unwrap()
-        .to_path_buf()
-}
+use support::repo_root;
 
 /// `cargo tree` for `package` with `args`, one package name per line.
 fn tree(package: &str, args: &[&str]) -> BTreeSet<String> {

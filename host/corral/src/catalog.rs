@@ -181,6 +181,11 @@ impl Catalog {
         changed
     }
 
+    /// The served tools as of now, without taking the whole snapshot.
+    pub fn tools(&self) -> Arc<[ToolDef]> {
+        self.current.load().tools.clone()
+    }
+
     /// Whether the first snapshot has been published.
     pub fn is_ready(&self) -> bool {
         *self.ready.borrow()

@@ -19,7 +19,7 @@ pub struct FolderHost {
 
 impl ToolHost for FolderHost {
     fn tools(&self) -> Arc<[ToolDef]> {
-        self.catalog.snapshot().tools().clone()
+        self.catalog.tools()
     }
 
     fn ready(&self) -> impl Future<Output = ()> + Send {

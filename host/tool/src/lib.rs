@@ -298,8 +298,9 @@ pub struct HostLog {
 /// plugin's `convert`) or mistyped one learns the right name. A name
 /// matches when it ends with `_name` or starts with `name_` (the collision
 /// rule's prefix), equals it but for case, or is within two edits of it.
-/// Cheap for any list: names are at most 64 bytes and the edit distance is
-/// only computed within its band.
+/// Cheap for any list: a name over 128 bytes is not compared at all, a
+/// candidate whose length differs by more than two is skipped, and the
+/// edit distance stops at the first row past the bound.
 pub fn close_names<'a>(
     name: &str,
     served: impl IntoIterator<Item = &'a str>,
@@ -335,8 +336,9 @@ fn edits_within(a: &str, b: &str, max: usize) -> Option<usize> {
         return None;
     }
     let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current = vec![0; b.len() + 1];
     for (i, &x) in a.iter().enumerate() {
-        let mut current = vec![i + 1; b.len() + 1];
+        current[0] = i + 1;
         for (j, &y) in b.iter().enumerate() {
             let substitution = previous[j] + usize::from(x != y);
             current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
@@ -344,7 +346,7 @@ fn edits_within(a: &str, b: &str, max: usize) -> Option<usize> {
         if current.iter().all(|&edits| edits > max) {
             return None;
         }
-        previous = current;
+        std::mem::swap(&mut previous, &mut current);
     }
     Some(previous[b.len()]).filter(|&edits| edits <= max)
 }
