@@ -749,7 +749,7 @@ fn host_sequential(calc: &Path, calls: usize) -> Latencies {
         arguments.insert("a".into(), json!(1.0));
         arguments.insert("b".into(), json!(2.0));
         time_in_process(calls, || async {
-            let output = plugin.call(index, "add", arguments.clone(), None).await;
+            let output = plugin.call(index, "add", arguments.clone(), Default::default()).await;
             assert!(!output.is_error, "{:?}", output.content);
         })
         .await
@@ -835,7 +835,7 @@ fn budgets(calc: &Path, sequential_calls: usize, pipelined_calls: usize, log: &P
         for _ in 0..calls {
             let frame = corral_mcp::jsonrpc::parse_frame(&line);
             std::hint::black_box(&frame);
-            let output = plugin.call(index, "add", add_arguments(), None).await;
+            let output = plugin.call(index, "add", add_arguments(), Default::default()).await;
             let revision = corral_mcp::Revision::parse("2025-06-18").unwrap();
             let answer = corral_mcp::jsonrpc::response(
                 json!(1),

@@ -17,7 +17,7 @@ use corral_mcp::{self as mcp, Revision, ServerOptions, ToolHost};
 use corral_sandbox::imports::Verdict;
 use corral_sandbox::units::{group_digits, human_bytes, human_duration};
 use corral_sandbox::{Inspection, Sandbox, SandboxOptions, cache};
-use corral_tool::{CallEvent, EventSink, ToolDef};
+use corral_tool::{CallContext, CallEvent, EventSink, ToolDef};
 use serde_json::{Map, Value};
 use tracing_subscriber::EnvFilter;
 
@@ -390,7 +390,16 @@ async fn run(
             let arguments: Map<String, Value> =
                 serde_json::from_str(&arguments).context("the arguments must be a JSON object")?;
             let (host, _) = load(&sandbox, &dir).await?;
-            let Ok(output) = host.call(&tool, arguments, Some(print_events())).await else {
+            let Ok(output) = host
+                .call(
+                    &tool,
+                    arguments,
+                    CallContext {
+                        events: Some(print_events()),
+                        client: None,
+                    },
+                )
+                .await else {
                 let tools = host.tools();
                 let close = corral_tool::close_names(&tool, tools.iter().map(|t| &*t.name), 3);
                 let hint = match close.as_slice() {

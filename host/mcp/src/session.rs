@@ -63,7 +63,7 @@ use tokio_util::task::TaskTracker;
 
 use super::jsonrpc::{self, Frame, Incoming, Notification, Request, RpcError};
 use super::{HostEvents, HostLog, Revision, ToolHost, UnknownTool, shape};
-use corral_tool::{CallEvent, EventSink, LogLevel, ToolDef};
+use corral_tool::{CallContext, CallEvent, EventSink, LogLevel, ToolDef};
 
 /// Where messages for the client go. Called from any thread; it must not
 /// block for long (a transport queues, or writes to a pipe).
@@ -748,7 +748,11 @@ impl<H: ToolHost> Session<H> {
             .filter(|token| token.is_string() || token.is_number())
             .cloned();
         let events = event_sink(reply, progress_token, &name, revision, log_level);
-        match self.host.call(&name, arguments, Some(events)).await {
+        let context = CallContext {
+            events: Some(events),
+            client: None,
+        };
+        match self.host.call(&name, arguments, context).await {
             Ok(output) => Ok(shape::call_result_json(&output, revision)),
             Err(UnknownTool) => Err(RpcError::invalid_params(unknown_tool(
                 &name,

@@ -5,7 +5,7 @@
 
 wasmtime::component::bindgen!({
     world: "plugin",
-    path: "../../wit",
+    path: "../../wit/0.1.0",
     exports: { default: async },
 });
 

@@ -13,7 +13,7 @@ use anyhow::{Context as _, Result, anyhow};
 use serde_json::{Map, Value};
 use tokio::sync::OwnedSemaphorePermit;
 
-use corral_tool::{CallEvent, CallOutput, Content, EventSink, LogLevel, ToolDef};
+use corral_tool::{CallContext, CallEvent, CallOutput, Content, LogLevel, ToolDef};
 
 use crate::bindings::PluginPre;
 use crate::manifest::Manifest;
@@ -125,8 +125,9 @@ impl Plugin {
         index: usize,
         name: &str,
         arguments: Map<String, Value>,
-        events: Option<EventSink>,
+        context: CallContext,
     ) -> CallOutput {
+        let events = context.events.clone();
         let started = Instant::now();
         let CallRecord {
             output,
@@ -135,7 +136,7 @@ impl Plugin {
             spent,
             arguments,
         } = self
-            .run(index, name, Value::Object(arguments), events.clone())
+            .run(index, name, Value::Object(arguments), context)
             .await;
         if outcome.is_host_event()
             && let (Some(events), Some(Content::Text { text, .. })) =
@@ -169,7 +170,7 @@ impl Plugin {
         index: usize,
         name: &str,
         arguments: Value,
-        events: Option<EventSink>,
+        context: CallContext,
     ) -> CallRecord {
         let tool = &self.tools[index];
         let limits = &self.manifest.limits;
@@ -207,7 +208,7 @@ impl Plugin {
             &self.manifest,
             &tool.def.name,
             &arguments_text,
-            events,
+            context.events,
         ))
         .await;
         let (output, outcome, fuel_used) = match run {

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use corral_mcp::{HostEvents, HostLog, ToolHost, UnknownTool};
 use corral_tool::{
-    Annotations, CallEvent, CallOutput, Content, EventSink, Icon, LogLevel, ResourceContents, Role,
+    Annotations, CallContext, CallEvent, CallOutput, Content, Icon, LogLevel, ResourceContents, Role,
     TaskSupport, ToolAnnotations, ToolDef,
 };
 use serde_json::{Map, Value, json};
@@ -232,11 +232,12 @@ impl ToolHost for FakeHost {
         &self,
         name: &str,
         arguments: Map<String, Value>,
-        events: Option<EventSink>,
+        context: CallContext,
     ) -> Result<CallOutput, UnknownTool> {
         if !self.tools().iter().any(|tool| tool.name == name) {
             return Err(UnknownTool);
         }
+        let events = context.events;
         let report = |event| {
             if let Some(events) = &events {
                 events(event)
