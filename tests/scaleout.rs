@@ -2,8 +2,10 @@
 //! behind nginx (the Debian package, installed by tests/http/setup-nginx) on
 //! loopback, with the configuration of tests/http/nginx.conf.template.
 //! Stateless calls spread over both replicas, a plugin dropped into the
-//! shared folder appears on both, and a legacy session works through the
-//! proxy (it sticks to one replica).
+//! shared folder appears on both, a legacy session works through the
+//! proxy (it sticks to one replica), and a call that asks the user in the
+//! stateless era completes on whichever replica its retry reaches (the
+//! replicas share the key that seals `requestState`).
 
 #[path = "support/http.rs"]
 mod http;
@@ -17,7 +19,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use http::{Client, HttpServer};
-use support::{example, folder_with, repo_root, run_setup};
+use support::{example, fixture, folder_with, repo_root, run_setup};
 
 /// nginx as a child process, stopped when dropped.
 struct Nginx {
@@ -188,4 +190,48 @@ fn two_replicas_behind_nginx_share_one_folder() {
     }
     sticky_replicas.dedup();
     assert_eq!(sticky_replicas.len(), 1, "{sticky_replicas:?}");
+}
+
+#[test]
+fn a_call_that_asks_completes_when_its_retry_reaches_the_other_replica() {
+    let folder = folder_with(&[("conformance.wasm", &fixture("conformance"))]);
+    let key = "5a".repeat(32);
+    let env = [("CORRAL_STATE_KEY", key.as_str())];
+    let first = HttpServer::start_on(folder.path(), "127.0.0.1:0", &[], &env);
+    let second = HttpServer::start_on(folder.path(), "127.0.0.1:0", &[], &env);
+    let (nginx, port) = start_nginx(&[&first, &second]);
+    let proxy = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let mut client = Client::new(proxy);
+    let capabilities = json!({ "io.modelcontextprotocol/clientCapabilities": { "elicitation": {} } });
+    let tool = "test_input_required_result_multi_round";
+
+    let round = client.stateless(
+        "tools/call",
+        json!({ "name": tool, "arguments": {}, "_meta": capabilities }),
+    );
+    assert_eq!(round.status, 200, "{}\n{}", round.text(), nginx.error_log());
+    let asked_by = round.header("x-corral-replica").unwrap().to_string();
+    let asked = round.answer()["result"].clone();
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    // The state may be sent again (it is bound to the tool, its arguments
+    // and an expiry, not to a replica): retry until the other replica
+    // answers, which round-robin makes the first or second try.
+    let retry = json!({
+        "name": tool,
+        "arguments": {},
+        "_meta": capabilities,
+        "inputResponses": { "step1": { "action": "accept", "content": { "name": "Alice" } } },
+        "requestState": asked["requestState"],
+    });
+    for _ in 0..6 {
+        let response = client.stateless("tools/call", retry.clone());
+        assert_eq!(response.status, 200, "{}", response.text());
+        let result = response.answer()["result"].clone();
+        assert_eq!(result["resultType"], "input_required", "round two asks step 2: {result}");
+        assert_ne!(result["requestState"], asked["requestState"]);
+        if response.header("x-corral-replica").unwrap() != asked_by {
+            return;
+        }
+    }
+    panic!("no retry reached the replica other than {asked_by}");
 }
