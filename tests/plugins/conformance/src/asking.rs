@@ -365,10 +365,7 @@ mod tests {
                 .contains("state-ok")
         );
         assert_eq!(
-            run(Tool::new("t", |_: NoArgs| {
-                super::input_required_elicitation(NoArgs {})
-            }))
-            .0,
+            run(Tool::new("t", super::input_required_elicitation)).0,
             "Hello, Alice!"
         );
     }
