@@ -310,6 +310,3 @@ pub fn ask<Q: Questions>(questions: Q) -> Result<Q::Answers, AskError> {
 pub(crate) fn start_call() {
     questions::reset_keys();
 }
-
-#[cfg(test)]
-mod tests;

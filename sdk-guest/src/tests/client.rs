@@ -1,9 +1,11 @@
+//! The client API against the fake client.
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::fake::{self, Answer, FakeClient};
-use super::*;
+use crate::client::fake::{self, Answer, FakeClient};
+use crate::client::*;
 use crate::{CallResult, Content, NoArgs, Tool};
 
 #[derive(Debug, Deserialize, JsonSchema, PartialEq)]
