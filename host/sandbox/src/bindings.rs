@@ -223,3 +223,25 @@ fn tool_from_v0_2(tool: v0_2::exports::corral::plugin::tools::Tool) -> tools::To
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_component_of_no_served_version_is_told_which_are() {
+        let none = UnknownContract { tools: vec![] };
+        assert_eq!(
+            none.to_string(),
+            "it exports no `corral:plugin/tools` interface: a plugin exports corral:plugin/tools@0.1.0 or corral:plugin/tools@0.2.0 (build it against wit/plugin.wit)"
+        );
+        let newer = UnknownContract {
+            tools: vec!["corral:plugin/tools@0.3.0".into()],
+        };
+        assert_eq!(
+            newer.to_string(),
+            "it exports corral:plugin/tools@0.3.0, a contract version this host does not serve: it serves corral:plugin/tools@0.1.0 and corral:plugin/tools@0.2.0"
+        );
+        assert_eq!(Contract::V0_2.to_string(), "corral:plugin@0.2.0");
+    }
+}

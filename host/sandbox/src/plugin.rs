@@ -61,9 +61,10 @@ impl Plugin {
             .await?
             .context("not a valid WebAssembly component")?;
         let manifest = Manifest::for_plugin(path)?;
+        let contract = Contract::of(sandbox.engine(), &component)?;
         imports::check(sandbox.engine(), &component, &manifest)?;
         let pre = sandbox
-            .prepare(&component)
+            .prepare(&component, contract)
             .context("the component's imports cannot be satisfied")?;
         let listed = sandbox
             .list(&pre, &name, &manifest)

@@ -295,11 +295,14 @@ impl Sandbox {
     }
 
     /// Resolves a component's imports once, for the contract version it
-    /// targets, so that each call only instantiates. Fails, naming the
-    /// import, when the component needs something the host does not offer,
-    /// and naming the versions served when it targets none of them.
-    pub fn prepare(&self, component: &Component) -> Result<PluginPre<CallState>> {
-        let contract = Contract::of(&self.engine, component)?;
+    /// targets ([`Contract::of`]), so that each call only instantiates.
+    /// Fails, naming the import, when the component needs something the
+    /// host does not offer.
+    pub fn prepare(
+        &self,
+        component: &Component,
+        contract: Contract,
+    ) -> Result<PluginPre<CallState>> {
         let pre = self.linker.instantiate_pre(component)?;
         Ok(match contract {
             Contract::V0_1 => PluginPre::V0_1(bindings::v0_1::PluginPre::new(pre)?),
