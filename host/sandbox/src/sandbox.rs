@@ -4,6 +4,10 @@
 //! A plugin sees no file, socket, environment variable, argument or host
 //! stdio: its stdout and stderr go into capped in-memory pipes that the host
 //! logs after the call. Clocks and random numbers are provided.
+//!
+//! A call's time limit counts compute only: while the plugin waits for its
+//! client's answers (`client.ask`, see `ask`), the limit is paused, and the
+//! wait is bounded by `input-wait` instead.
 
 use std::fmt;
 use std::future::{Future, poll_fn};

@@ -55,6 +55,8 @@ impl std::error::Error for InputRequired {}
 
 /// The time a call has spent waiting for its client, shared by the host
 /// function (which waits) and the sandbox's timer (which does not count it).
+/// Both run in the call's own task, never at once: atomics only because
+/// the store's data must be `Send + Sync` to share it.
 #[derive(Debug, Default)]
 pub struct Pause {
     waiting: AtomicBool,
@@ -92,7 +94,6 @@ struct Waiting<'a> {
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         let nanos = u64::try_from(self.since.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        // Added before `waiting` is cleared: the timer never sees neither.
         self.pause.waited.fetch_add(nanos, Ordering::AcqRel);
         self.pause.waiting.store(false, Ordering::Release);
     }
