@@ -399,7 +399,8 @@ async fn run(
                         client: None,
                     },
                 )
-                .await else {
+                .await
+            else {
                 let tools = host.tools();
                 let close = corral_tool::close_names(&tool, tools.iter().map(|t| &*t.name), 3);
                 let hint = match close.as_slice() {
@@ -507,15 +508,20 @@ fn print_inspection(inspection: &Inspection) {
         inspection.name,
         human_bytes(inspection.bytes as usize)
     );
+    match &inspection.contract {
+        Ok(contract) => println!("contract {contract}"),
+        Err(reason) => println!("contract none the host serves: {reason}"),
+    }
     match &manifest.path {
         Some(path) => println!("manifest {}", path.display()),
         None => println!("manifest none: default limits, no grants"),
     }
     println!(
-        "limits   fuel {}, memory {}, timeout {}, output {}, {} concurrent calls, {} calls/s per tool (burst {})",
+        "limits   fuel {}, memory {}, timeout {}, input wait {}, output {}, {} concurrent calls, {} calls/s per tool (burst {})",
         group_digits(limits.fuel),
         human_bytes(limits.memory_bytes),
         human_duration(limits.timeout),
+        human_duration(limits.input_wait),
         human_bytes(limits.output_bytes),
         limits.concurrency,
         limits.rate,
