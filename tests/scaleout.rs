@@ -236,3 +236,42 @@ fn a_call_that_asks_completes_when_its_retry_reaches_the_other_replica() {
     }
     panic!("no retry reached the replica other than {asked_by}");
 }
+
+#[test]
+fn the_official_python_client_completes_an_elicitation_through_two_replicas() {
+    let served = folder_with(&[("sweep.wasm", &example("sweep"))]);
+    let scratch = tempfile::tempdir().unwrap();
+    for name in ["a.tmp", "keep.txt"] {
+        std::fs::write(scratch.path().join(name), "x").unwrap();
+    }
+    let manifest = format!(
+        "[[dirs]]\nhost = {:?}\nguest = \"/files\"\nmode = \"rw\"\n",
+        scratch.path().to_str().unwrap()
+    );
+    std::fs::write(served.path().join("sweep.toml"), manifest).unwrap();
+    let key = "c3".repeat(32);
+    let env = [("CORRAL_STATE_KEY", key.as_str())];
+    let first = HttpServer::start_on(served.path(), "127.0.0.1:0", &[], &env);
+    let second = HttpServer::start_on(served.path(), "127.0.0.1:0", &[], &env);
+    let (nginx, port) = start_nginx(&[&first, &second]);
+    let python = run_setup("tests/clients/setup-python")[0].trim().to_string();
+    let answers = r#"[{"action": "accept", "content": {"pattern": "*.tmp"}},
+        {"action": "accept", "content": {"confirm": true}}]"#;
+    let output = Command::new(&python)
+        .arg(repo_root().join("tests/clients/python_asks.py"))
+        .args(["2026-07-28", &format!("http://127.0.0.1:{port}/mcp"), "sweep", "{}", answers, "Deleted"])
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+        nginx.error_log()
+    );
+    // Three requests (two rounds of questions, then the deletion) spread
+    // over both replicas: each took the other's state.
+    assert!(!scratch.path().join("a.tmp").exists());
+    assert!(scratch.path().join("keep.txt").exists());
+}
