@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use corral_mcp::{HostEvents, HostLog, ToolHost, UnknownTool};
 use corral_tool::{
-    Annotations, CallContext, CallEvent, CallOutput, Content, Icon, LogLevel, ResourceContents, Role,
-    TaskSupport, ToolAnnotations, ToolDef,
+    Annotations, CallContext, CallEvent, CallOutput, Content, Icon, LogLevel, ResourceContents,
+    Role, TaskSupport, ToolAnnotations, ToolDef,
 };
 use serde_json::{Map, Value, json};
 use tokio::sync::{Notify, broadcast, watch};
