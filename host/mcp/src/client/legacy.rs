@@ -30,11 +30,14 @@ use corral_tool::{AskError, AskFuture, Client, ClientCapabilities, InputRequest}
 /// The most requests of one session waiting for the client at once.
 pub const MAX_PENDING: usize = 64;
 
+/// One request's answer, with its place among its ask's requests.
+type Answer = (usize, Result<Map<String, Value>, AskError>);
+
 /// What one waiting request's answer is sent to: its ask's channel, with
 /// its place among the ask's requests.
 struct Waiter {
     index: usize,
-    answers: mpsc::UnboundedSender<(usize, Result<Map<String, Value>, AskError>)>,
+    answers: mpsc::UnboundedSender<Answer>,
 }
 
 #[derive(Default)]
@@ -110,7 +113,7 @@ impl Pending {
     fn register(
         &self,
         count: usize,
-        answers: &mpsc::UnboundedSender<(usize, Result<Map<String, Value>, AskError>)>,
+        answers: &mpsc::UnboundedSender<Answer>,
     ) -> Result<Vec<Value>, AskError> {
         let mut waiting = self.waiting.lock().unwrap();
         if waiting.closed {

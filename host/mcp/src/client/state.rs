@@ -258,7 +258,7 @@ pub fn open(
     if state.arguments != arguments {
         return Err(StateError::OtherArguments);
     }
-    if now > state.expires {
+    if now >= state.expires {
         return Err(StateError::Expired);
     }
     if state.rounds.len() >= MAX_ROUNDS {
@@ -415,7 +415,7 @@ mod tests {
             Err(StateError::OtherArguments)
         );
         assert_eq!(
-            open(&key, &text, "t", &hash, 1_001),
+            open(&key, &text, "t", &hash, 1_000),
             Err(StateError::Expired)
         );
         let huge = "A".repeat(MAX_STATE_BYTES + 1);
