@@ -14,6 +14,18 @@
 //! session's own, which tells the client when the tool list changed and
 //! passes the host's log messages on at the client's log level.
 //!
+//! # Tools that ask the client
+//!
+//! A call's tool may ask the client for input (elicitation, sampling,
+//! roots) through the [`Client`] in its context, each era its own way (see
+//! `client`): a legacy call sends the client JSON-RPC requests on the call's
+//! own outbox and waits for the responses, which arrive as any message does
+//! and are matched to the session's waiting requests; a stateless call ends
+//! with `input_required` (or error -32021 for a capability its `_meta` did
+//! not declare) and is run again on the client's retry. A stateless request
+//! never causes a request to the client. [`Session::finish`] ends every
+//! wait for the client at once.
+//!
 //! # Two eras on one connection
 //!
 //! The era is chosen per request. A request whose `_meta` carries
