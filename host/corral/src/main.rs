@@ -190,6 +190,17 @@ enum Command {
         /// changes (clients are then not told of any: listChanged is false).
         #[arg(long)]
         no_watch: bool,
+        /// The key that seals the requestState of stateless (2026-07-28)
+        /// calls that ask the client for input: 32 bytes, as 64 hex digits
+        /// (`openssl rand -hex 32`) or base64. Replicas serving one client
+        /// need the same key; without one each process draws its own.
+        #[arg(
+            long,
+            env = "CORRAL_STATE_KEY",
+            value_name = "KEY",
+            hide_env_values = true
+        )]
+        state_key: Option<String>,
         #[command(flatten)]
         http: HttpFlags,
     },
@@ -336,11 +347,19 @@ async fn run(
             dir,
             page_size,
             no_watch,
+            state_key,
             http,
         } => {
             if !dir.is_dir() {
                 bail!("{} is not a folder", dir.display());
             }
+            // Checked before anything starts; the key itself is never echoed.
+            let state_key = match state_key {
+                Some(key) => mcp::StateKey::parse(&key).map_err(|problem| {
+                    anyhow::anyhow!("--state-key (or CORRAL_STATE_KEY): {problem}")
+                })?,
+                None => mcp::StateKey::process(),
+            };
             let http = http.options()?;
             // Answer initialize and ping at once; tool requests wait for the
             // first load, which runs in the background.
@@ -358,6 +377,8 @@ async fn run(
             let options = ServerOptions {
                 page_size,
                 list_changed: reloading.is_watching(),
+                state_key,
+                ..ServerOptions::default()
             };
             match http {
                 Some(http) => mcp::serve_http(host, options, http, shutdown_signal()).await?,
