@@ -307,7 +307,7 @@ fn sweep_through(client: &str, mode: &str, folder: &AskingFolder, server: &str) 
     match client {
         "python" => run_client(
             &python(),
-            &[&script("python_asks.py"), mode, server, "sweep", "{}", SWEEP_ANSWERS, expect],
+            &[&script("python_asks.py"), mode, server, "sweep_files", "{}", SWEEP_ANSWERS, expect],
         ),
         _ => run_client(
             "node",
@@ -316,7 +316,7 @@ fn sweep_through(client: &str, mode: &str, folder: &AskingFolder, server: &str) 
                 &node_prefix(),
                 mode,
                 server,
-                "sweep",
+                "sweep_files",
                 "{}",
                 SWEEP_ANSWERS,
                 expect,

@@ -259,7 +259,7 @@ fn the_official_python_client_completes_an_elicitation_through_two_replicas() {
         {"action": "accept", "content": {"confirm": true}}]"#;
     let output = Command::new(&python)
         .arg(repo_root().join("tests/clients/python_asks.py"))
-        .args(["2026-07-28", &format!("http://127.0.0.1:{port}/mcp"), "sweep", "{}", answers, "Deleted"])
+        .args(["2026-07-28", &format!("http://127.0.0.1:{port}/mcp"), "sweep_files", "{}", answers, "Deleted"])
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .output()
         .unwrap();
