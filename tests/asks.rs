@@ -57,7 +57,10 @@ fn server_request(server: &mut Server) -> Value {
             _ => panic!("a response where a server request was expected: {message}"),
         }
     }
-    panic!("no server request within {PATIENCE:?}; stderr:\n{}", server.stderr());
+    panic!(
+        "no server request within {PATIENCE:?}; stderr:\n{}",
+        server.stderr()
+    );
 }
 
 /// Answers the server's request `request` with `result`.
@@ -90,7 +93,9 @@ fn input_required(response: &Value) -> &Value {
     let result = &response["result"];
     assert_eq!(result["resultType"], "input_required", "{response}");
     assert!(
-        result["requestState"].as_str().is_some_and(|s| !s.is_empty()),
+        result["requestState"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty()),
         "no requestState: {response}"
     );
     result
@@ -236,7 +241,10 @@ fn cancelling_a_call_that_waits_for_the_client_ends_it_without_an_answer() {
     let mut pinged = false;
     while let Some(message) = server.recv_within(deadline.saturating_duration_since(Instant::now()))
     {
-        assert_ne!(message["id"], call, "a cancelled call was answered: {message}");
+        assert_ne!(
+            message["id"], call,
+            "a cancelled call was answered: {message}"
+        );
         if message["id"] == ping_id {
             pinged = true;
         }
@@ -284,7 +292,13 @@ fn rounds_are_told_apart_by_their_state() {
     let tool = "test_input_required_result_multi_round";
     let r1 = stateless_call(&mut server, tool, every_capability(), json!({}));
     let r1 = input_required(&r1).clone();
-    let step1 = r1["inputRequests"].as_object().unwrap().keys().next().unwrap().clone();
+    let step1 = r1["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
     let r2 = stateless_call(
         &mut server,
         tool,
@@ -296,7 +310,13 @@ fn rounds_are_told_apart_by_their_state() {
     );
     let r2 = input_required(&r2).clone();
     assert_ne!(r1["requestState"], r2["requestState"]);
-    let step2 = r2["inputRequests"].as_object().unwrap().keys().next().unwrap().clone();
+    let step2 = r2["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
     let r3 = stateless_call(
         &mut server,
         tool,
@@ -316,7 +336,10 @@ fn altered_forged_or_foreign_state_is_refused_with_a_clear_error() {
     let mut server = Server::start(folder.path());
     let tool = "test_input_required_result_multi_round";
     let first = stateless_call(&mut server, tool, every_capability(), json!({}));
-    let state = input_required(&first)["requestState"].as_str().unwrap().to_string();
+    let state = input_required(&first)["requestState"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let answers = json!({ "step1": { "action": "accept", "content": { "name": "Alice" } } });
     let mut flipped = state.clone().into_bytes();
     let middle = flipped.len() / 2;
@@ -376,13 +399,19 @@ fn altered_forged_or_foreign_state_is_refused_with_a_clear_error() {
     let reply = json!({ key: { "action": "accept", "content": { "username": "u", "email": "u@example.com" } } });
     let moved = server.modern(
         "tools/call",
-        params("two", json!({ "inputResponses": reply, "requestState": state })),
+        params(
+            "two",
+            json!({ "inputResponses": reply, "requestState": state }),
+        ),
     );
     assert_eq!(error(&moved)["code"], -32602, "{moved}");
     // And the server goes on serving.
     let fine = server.modern(
         "tools/call",
-        params("one", json!({ "inputResponses": reply, "requestState": state })),
+        params(
+            "one",
+            json!({ "inputResponses": reply, "requestState": state }),
+        ),
     );
     assert_eq!(complete(&fine)["isError"], false, "{fine}");
 }
@@ -411,12 +440,20 @@ fn state_sealed_by_one_key_is_refused_by_a_server_with_another() {
 fn a_state_key_that_is_not_32_bytes_is_refused_at_start() {
     let folder = fixture_folder(None);
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_corral"))
-        .args(["serve", folder.path().to_str().unwrap(), "--state-key", "abc"])
+        .args([
+            "serve",
+            folder.path().to_str().unwrap(),
+            "--state-key",
+            "abc",
+        ])
         .output()
         .unwrap();
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("state-key") || stderr.contains("state key"), "{stderr}");
+    assert!(
+        stderr.contains("state-key") || stderr.contains("state key"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -430,7 +467,12 @@ fn missing_answers_are_asked_again_and_answers_to_nothing_asked_are_ignored() {
         every_capability(),
         json!({ "inputResponses": { "wrong_key": { "action": "accept", "content": { "data": "x" } } } }),
     );
-    assert!(input_required(&wrong)["inputRequests"].get("user_name").is_some(), "{wrong}");
+    assert!(
+        input_required(&wrong)["inputRequests"]
+            .get("user_name")
+            .is_some(),
+        "{wrong}"
+    );
     let extra = stateless_call(
         &mut server,
         tool,
@@ -455,8 +497,7 @@ fn missing_answers_are_asked_again_and_answers_to_nothing_asked_are_ignored() {
         json!({ "inputResponses": { "user_name": 12345 } }),
     );
     assert!(
-        not_object.get("error").is_some()
-            || not_object["result"]["resultType"] == "input_required",
+        not_object.get("error").is_some() || not_object["result"]["resultType"] == "input_required",
         "{not_object}"
     );
 }
@@ -486,7 +527,9 @@ fn asking_for_an_undeclared_capability_is_error_32021_naming_it() {
         .clone();
     assert!(!requests.is_empty());
     assert!(
-        requests.values().all(|r| r["method"] == "sampling/createMessage"),
+        requests
+            .values()
+            .all(|r| r["method"] == "sampling/createMessage"),
         "{sampling_only}"
     );
 }

@@ -282,7 +282,11 @@ impl AskingFolder {
     }
 
     fn stdio(&self) -> String {
-        format!("stdio:{}:{}", env!("CARGO_BIN_EXE_corral"), self.served.path().display())
+        format!(
+            "stdio:{}:{}",
+            env!("CARGO_BIN_EXE_corral"),
+            self.served.path().display()
+        )
     }
 
     fn left(&self) -> Vec<String> {
@@ -307,7 +311,15 @@ fn sweep_through(client: &str, mode: &str, folder: &AskingFolder, server: &str) 
     match client {
         "python" => run_client(
             &python(),
-            &[&script("python_asks.py"), mode, server, "sweep_files", "{}", SWEEP_ANSWERS, expect],
+            &[
+                &script("python_asks.py"),
+                mode,
+                server,
+                "sweep_files",
+                "{}",
+                SWEEP_ANSWERS,
+                expect,
+            ],
         ),
         _ => run_client(
             "node",
@@ -389,7 +401,15 @@ fn python_notes_delete(mode: &str) {
         {"action": "accept", "content": {"confirm": true}}]"#;
     run_client(
         &python(),
-        &[&script("python_asks.py"), mode, &folder.stdio(), "delete_note", "{}", answers, "ideas"],
+        &[
+            &script("python_asks.py"),
+            mode,
+            &folder.stdio(),
+            "delete_note",
+            "{}",
+            answers,
+            "ideas",
+        ],
     );
     let left = folder.left();
     assert!(left.contains(&"groceries.md".to_string()), "{left:?}");

@@ -202,7 +202,8 @@ fn a_call_that_asks_completes_when_its_retry_reaches_the_other_replica() {
     let (nginx, port) = start_nginx(&[&first, &second]);
     let proxy = std::net::SocketAddr::from(([127, 0, 0, 1], port));
     let mut client = Client::new(proxy);
-    let capabilities = json!({ "io.modelcontextprotocol/clientCapabilities": { "elicitation": {} } });
+    let capabilities =
+        json!({ "io.modelcontextprotocol/clientCapabilities": { "elicitation": {} } });
     let tool = "test_input_required_result_elicitation";
 
     let round = client.stateless(
@@ -254,12 +255,21 @@ fn the_official_python_client_completes_an_elicitation_through_two_replicas() {
     let first = HttpServer::start_on(served.path(), "127.0.0.1:0", &[], &env);
     let second = HttpServer::start_on(served.path(), "127.0.0.1:0", &[], &env);
     let (nginx, port) = start_nginx(&[&first, &second]);
-    let python = run_setup("tests/clients/setup-python")[0].trim().to_string();
+    let python = run_setup("tests/clients/setup-python")[0]
+        .trim()
+        .to_string();
     let answers = r#"[{"action": "accept", "content": {"pattern": "*.tmp"}},
         {"action": "accept", "content": {"confirm": true}}]"#;
     let output = Command::new(&python)
         .arg(repo_root().join("tests/clients/python_asks.py"))
-        .args(["2026-07-28", &format!("http://127.0.0.1:{port}/mcp"), "sweep_files", "{}", answers, "Deleted"])
+        .args([
+            "2026-07-28",
+            &format!("http://127.0.0.1:{port}/mcp"),
+            "sweep_files",
+            "{}",
+            answers,
+            "Deleted",
+        ])
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .output()
         .unwrap();

@@ -11,6 +11,11 @@ mod unreadable;
 
 use serde_json::{Map, Value, json};
 
+/// Where messages for the client go. Called from any thread; it must not
+/// block for long (a transport queues, or writes to a pipe). A session
+/// hands one to each request; the legacy client sends its requests there.
+pub type Outbox = std::sync::Arc<dyn Fn(Value) + Send + Sync>;
+
 /// Standard JSON-RPC error codes used by the server.
 pub mod code {
     /// The line was not valid JSON.

@@ -81,9 +81,7 @@ use corral_tool::{
     CallContext, CallEvent, CallOutput, Client, ClientCapabilities, EventSink, LogLevel, ToolDef,
 };
 
-/// Where messages for the client go. Called from any thread; it must not
-/// block for long (a transport queues, or writes to a pipe).
-pub type Outbox = Arc<dyn Fn(Value) + Send + Sync>;
+pub use super::jsonrpc::Outbox;
 
 /// Settings of the protocol layer.
 #[derive(Debug, Clone)]
@@ -445,7 +443,10 @@ impl<H: ToolHost> Session<H> {
                     in_flight.remove(&key);
                 }
             }
-            if let Some(response) = response {
+            // The token wins ties: a request cancelled in the poll that
+            // finished it (its work woken by the client's answer to a
+            // request of ours, sent after the cancellation) is not answered.
+            if let Some(response) = response.filter(|_| !cancel.is_cancelled()) {
                 deliver(response);
             }
         });

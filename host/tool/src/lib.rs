@@ -16,7 +16,7 @@ pub mod client;
 pub mod header_param;
 
 pub use client::{
-    AskError, AskFuture, Answers, CallContext, Client, ClientCapabilities, InputKind, InputRequest,
+    Answers, AskError, AskFuture, CallContext, Client, ClientCapabilities, InputKind, InputRequest,
 };
 
 /// A tool as served to clients, after validation.

@@ -23,8 +23,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
 use crate::Revision;
-use crate::jsonrpc::{self, Response};
-use crate::session::Outbox;
+use crate::jsonrpc::{self, Outbox, Response};
 use corral_tool::{AskError, AskFuture, Client, ClientCapabilities, InputRequest};
 
 /// The most requests of one session waiting for the client at once.
