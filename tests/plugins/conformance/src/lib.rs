@@ -99,6 +99,30 @@ fn logging_tool(_: NoArgs) -> &'static str {
     "logged one info message"
 }
 
+/// Where the conformance test grants the served folder (tests/conformance.rs).
+const SERVED: &str = "/served";
+
+/// For the stateless scenario's check that a listen stream hears of a
+/// tool list change: turns the spare plugin in the served folder on or
+/// off by renaming it (`spare.wasm.off` <-> `spare.wasm`), which the
+/// server's hot reload sees like any other change to its folder.
+fn trigger_tool_change(_: NoArgs) -> Result<&'static str, ToolError> {
+    let on = std::path::Path::new(SERVED).join("spare.wasm");
+    let off = std::path::Path::new(SERVED).join("spare.wasm.off");
+    let (from, to, said) = if on.exists() {
+        (on, off, "turned the spare plugin off: its tools are gone")
+    } else {
+        (off, on, "turned the spare plugin on: its tools are served")
+    };
+    std::fs::rename(&from, &to).map_err(|error| {
+        ToolError::new(format!(
+            "renaming {} needs the served folder granted as {SERVED} with spare.wasm.off in it: {error}",
+            from.display()
+        ))
+    })?;
+    Ok(said)
+}
+
 fn tool_with_progress(_: NoArgs) -> &'static str {
     for (step, done) in [0.0, 50.0, 100.0].into_iter().enumerate() {
         if step > 0 {
@@ -212,6 +236,8 @@ plugin! {
         .description("Logs three info messages 50 ms apart, then answers."),
     Tool::new("test_logging_tool", logging_tool)
         .description("Logs one info message, then answers."),
+    Tool::new("test_trigger_tool_change", trigger_tool_change)
+        .description("Turns a spare plugin in the served folder on or off, so that the tool list changes."),
     Tool::new("test_tool_with_progress", tool_with_progress)
         .description("Reports progress 0, 50 and 100 of 100, 50 ms apart, then answers."),
     Tool::new("test_error_handling", error_handling)
