@@ -8,6 +8,8 @@
 //! that never answers, cancellation while waiting, forged, altered, foreign
 //! or replayed state, each a clear answer while every other call is served.
 
+#[path = "support/http.rs"]
+mod http;
 mod support;
 
 use std::path::Path;
@@ -250,6 +252,48 @@ fn cancelling_a_call_that_waits_for_the_client_ends_it_without_an_answer() {
         }
     }
     assert!(pinged, "ping unanswered; stderr:\n{}", server.stderr());
+}
+
+#[test]
+fn a_call_whose_http_connection_closes_while_it_waits_hears_it_at_once() {
+    // The wait is long: only the closed connection can end it soon.
+    let folder = fixture_folder(Some("[limits]\ninput-wait = \"60 s\"\n"));
+    let server = http::HttpServer::start(folder.path(), &[]);
+    let mut client = server.client();
+    client.initialize_with("2025-11-25", json!({ "elicitation": {} }));
+    let session = client.session.clone().unwrap();
+    let call = json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": { "name": "test_elicitation", "arguments": { "message": "Still there?" } },
+    });
+    let (status, _, mut stream) = client.open_stream(
+        "POST",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Mcp-Session-Id", &session),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        call.to_string().as_bytes(),
+    );
+    assert_eq!(status, 200);
+    let request = stream
+        .next_within(PATIENCE)
+        .expect("the elicitation request");
+    assert_eq!(request["method"], "elicitation/create", "{request}");
+    let closed = Instant::now();
+    drop(stream);
+    // The call ends (its audit line is written) long before its input-wait.
+    let log = server.server.stderr_containing("outcome=\"error\"");
+    assert!(log.contains("test_elicitation"), "{log}");
+    assert!(
+        closed.elapsed() < Duration::from_secs(20),
+        "the call waited {:?} after its connection closed",
+        closed.elapsed()
+    );
+    // The session goes on.
+    let ping = client.legacy("ping", json!({}));
+    assert_eq!(ping.status, 200, "{}", ping.text());
 }
 
 // ---- stateless era -----------------------------------------------------------

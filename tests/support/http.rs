@@ -247,13 +247,18 @@ impl Client {
 
     /// `initialize` for a legacy `revision`: remembers the session id.
     pub fn initialize(&mut self, revision: &str) -> Value {
+        self.initialize_with(revision, json!({}))
+    }
+
+    /// [`Client::initialize`] declaring the client `capabilities`.
+    pub fn initialize_with(&mut self, revision: &str, capabilities: Value) -> Value {
         let id = self.id();
         let response = self.post(
             &json!({
                 "jsonrpc": "2.0", "id": id, "method": "initialize",
                 "params": {
                     "protocolVersion": revision,
-                    "capabilities": {},
+                    "capabilities": capabilities,
                     "clientInfo": { "name": "corral-http-test", "version": "1" },
                 },
             }),

@@ -11,11 +11,14 @@
 //! Every waiting request is bounded: at most [`MAX_PENDING`] per session;
 //! the wait itself is bounded by whoever awaits the ask (the sandbox's
 //! `input-wait`); dropping the ask (that timeout, a cancelled call) takes its
-//! requests out of the map and tells the client they are cancelled; and
-//! when the session ends, every waiting ask fails at once, so a call waiting
-//! on a client that is gone does not hold the session open.
+//! requests out of the map and tells the client they are cancelled; when
+//! the session ends, every waiting ask fails at once, so a call waiting on a
+//! client that is gone does not hold the session open; and when the
+//! connection a call came on closes (a legacy HTTP POST whose stream the
+//! client dropped), the call's asks fail at once and so do its later ones:
+//! its requests and its result could no longer reach the client.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -37,11 +40,17 @@ type Answer = (usize, Result<Map<String, Value>, AskError>);
 struct Waiter {
     index: usize,
     answers: mpsc::UnboundedSender<Answer>,
+    /// The JSON text of the id of the call that asks.
+    caller: String,
 }
 
 #[derive(Default)]
 struct Waiting {
     by_id: HashMap<String, Waiter>,
+    /// Calls whose connection closed, by the JSON text of their ids: they
+    /// may ask no more. Each leaves the set when its client is dropped (its
+    /// call is over), so it holds at most the calls in flight.
+    unreachable: HashSet<String>,
     /// Set when the session ends: no more asks.
     closed: bool,
 }
@@ -102,6 +111,29 @@ impl Pending {
         }
     }
 
+    /// The connection call `caller` (the JSON text of its id) came on has
+    /// closed: its waiting asks fail at once, and so do its later ones.
+    pub fn unreachable(&self, caller: &str) {
+        let waiters: Vec<Waiter> = {
+            let mut waiting = self.waiting.lock().unwrap();
+            waiting.unreachable.insert(caller.to_string());
+            let ids: Vec<String> = waiting
+                .by_id
+                .iter()
+                .filter(|(_, waiter)| waiter.caller == caller)
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.iter()
+                .filter_map(|id| waiting.by_id.remove(id))
+                .collect()
+        };
+        for waiter in waiters {
+            let _ = waiter
+                .answers
+                .send((waiter.index, Err(AskError::Unavailable(UNREACHABLE.into()))));
+        }
+    }
+
     /// How many requests wait.
     pub fn len(&self) -> usize {
         self.waiting.lock().unwrap().by_id.len()
@@ -113,12 +145,16 @@ impl Pending {
         &self,
         count: usize,
         answers: &mpsc::UnboundedSender<Answer>,
+        caller: &str,
     ) -> Result<Vec<Value>, AskError> {
         let mut waiting = self.waiting.lock().unwrap();
         if waiting.closed {
             return Err(AskError::Unavailable(
                 "the client's session has ended".into(),
             ));
+        }
+        if waiting.unreachable.contains(caller) {
+            return Err(AskError::Unavailable(UNREACHABLE.into()));
         }
         if waiting.by_id.len() + count > MAX_PENDING {
             return Err(AskError::Unavailable(format!(
@@ -134,6 +170,7 @@ impl Pending {
                     Waiter {
                         index,
                         answers: answers.clone(),
+                        caller: caller.to_string(),
                     },
                 );
                 id
@@ -174,9 +211,15 @@ impl Drop for Registered<'_> {
     }
 }
 
+/// Why a call whose connection closed gets no answer.
+const UNREACHABLE: &str =
+    "the connection this call came on has closed: the client can no longer be asked";
+
 /// The client of one legacy `tools/call`: asks go to its outbox.
 pub struct LegacyClient {
     pending: Arc<Pending>,
+    /// The JSON text of the call's id.
+    caller: String,
     capabilities: ClientCapabilities,
     revision: Revision,
     reply: Outbox,
@@ -187,12 +230,14 @@ impl LegacyClient {
     /// `declared` at `initialize`, answered through `reply`.
     pub fn new(
         pending: Arc<Pending>,
+        caller: &Value,
         declared: ClientCapabilities,
         revision: Revision,
         reply: Outbox,
     ) -> LegacyClient {
         LegacyClient {
             pending,
+            caller: caller.to_string(),
             capabilities: in_revision(declared, revision),
             revision,
             reply,
@@ -213,7 +258,9 @@ impl LegacyClient {
             return Ok(Vec::new());
         }
         let (sender, mut answers) = mpsc::unbounded_channel();
-        let ids = self.pending.register(requests.len(), &sender)?;
+        let ids = self
+            .pending
+            .register(requests.len(), &sender, &self.caller)?;
         drop(sender);
         let _registered = Registered {
             pending: &self.pending,
@@ -254,6 +301,14 @@ impl LegacyClient {
             .into_iter()
             .map(|r| r.expect("every answer came"))
             .collect())
+    }
+}
+
+impl Drop for LegacyClient {
+    fn drop(&mut self) {
+        // The call is over: its id may be used again.
+        let mut waiting = self.pending.waiting.lock().unwrap();
+        waiting.unreachable.remove(&self.caller);
     }
 }
 
