@@ -4,13 +4,15 @@
 //! Each client is installed, pinned, under `target/clients/` by a setup script
 //! in `tests/clients/` (idempotent: marker files), at most once per run.
 
+#[path = "support/http.rs"]
+mod http;
 mod support;
 
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use serde_json::Value;
-use support::{plugins_dir, repo_root, run_setup};
+use support::{example, folder_with, plugins_dir, repo_root, run_setup};
 
 /// Runs a setup script from `tests/clients/` once per test binary and returns
 /// the lines it prints (the paths the clients run from).
@@ -252,4 +254,174 @@ fn mcp_inspector_cli_in_the_modern_era_lists_and_calls_tools() {
         !log.contains("initialized: protocol"),
         "the modern era initialized:\n{log}"
     );
+}
+
+// ---- plugins that ask the user ---------------------------------------------
+
+/// A served folder holding `plugin` (an example that asks) with a manifest
+/// granting it a scratch directory as `guest`, and that directory (which
+/// holds `a.tmp`, `b.tmp` and `keep.txt`).
+struct AskingFolder {
+    served: tempfile::TempDir,
+    scratch: tempfile::TempDir,
+}
+
+impl AskingFolder {
+    fn new(plugin: &str, guest: &str) -> AskingFolder {
+        let served = folder_with(&[(&format!("{plugin}.wasm"), &example(plugin))]);
+        let scratch = tempfile::tempdir().unwrap();
+        for name in ["a.tmp", "b.tmp", "keep.txt"] {
+            std::fs::write(scratch.path().join(name), "x").unwrap();
+        }
+        let manifest = format!(
+            "[[dirs]]\nhost = {:?}\nguest = {guest:?}\nmode = \"rw\"\n",
+            scratch.path().to_str().unwrap()
+        );
+        std::fs::write(served.path().join(format!("{plugin}.toml")), manifest).unwrap();
+        AskingFolder { served, scratch }
+    }
+
+    fn stdio(&self) -> String {
+        format!(
+            "stdio:{}:{}",
+            env!("CARGO_BIN_EXE_corral"),
+            self.served.path().display()
+        )
+    }
+
+    fn left(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.scratch.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+/// What a user answers `sweep` called without a pattern: the pattern, then
+/// yes.
+const SWEEP_ANSWERS: &str = r#"[{"action": "accept", "content": {"pattern": "*.tmp"}},
+    {"action": "accept", "content": {"confirm": true}}]"#;
+
+/// An official client in `mode` calls `sweep` with no pattern through
+/// `server`: it is asked for the pattern and for consent, and the files go.
+fn sweep_through(client: &str, mode: &str, folder: &AskingFolder, server: &str) {
+    let expect = "Deleted";
+    match client {
+        "python" => run_client(
+            &python(),
+            &[
+                &script("python_asks.py"),
+                mode,
+                server,
+                "sweep_files",
+                "{}",
+                SWEEP_ANSWERS,
+                expect,
+            ],
+        ),
+        _ => run_client(
+            "node",
+            &[
+                &script("ts_asks.mjs"),
+                &node_prefix(),
+                mode,
+                server,
+                "sweep_files",
+                "{}",
+                SWEEP_ANSWERS,
+                expect,
+            ],
+        ),
+    }
+    assert_eq!(folder.left(), ["keep.txt"], "{client} {mode} via {server}");
+}
+
+fn sweep_over_stdio(client: &str, mode: &str) {
+    let folder = AskingFolder::new("sweep", "/files");
+    sweep_through(client, mode, &folder, &folder.stdio());
+}
+
+fn sweep_over_http(client: &str, mode: &str) {
+    let folder = AskingFolder::new("sweep", "/files");
+    let server = http::HttpServer::start(folder.served.path(), &[]);
+    let url = format!("http://{}/mcp", server.addr);
+    sweep_through(client, mode, &folder, &url);
+}
+
+#[test]
+fn official_python_client_answers_a_legacy_elicitation_over_stdio() {
+    sweep_over_stdio("python", "legacy");
+}
+
+#[test]
+fn official_python_client_answers_input_required_over_stdio() {
+    sweep_over_stdio("python", "2026-07-28");
+}
+
+#[test]
+fn official_python_client_answers_a_legacy_elicitation_over_http() {
+    sweep_over_http("python", "legacy");
+}
+
+#[test]
+fn official_python_client_answers_input_required_over_http() {
+    sweep_over_http("python", "2026-07-28");
+}
+
+#[test]
+fn official_typescript_client_answers_a_legacy_elicitation_over_stdio() {
+    sweep_over_stdio("ts", "legacy");
+}
+
+#[test]
+fn official_typescript_client_answers_input_required_over_stdio() {
+    sweep_over_stdio("ts", "2026-07-28");
+}
+
+#[test]
+fn official_typescript_client_answers_a_legacy_elicitation_over_http() {
+    sweep_over_http("ts", "legacy");
+}
+
+#[test]
+fn official_typescript_client_answers_input_required_over_http() {
+    sweep_over_http("ts", "2026-07-28");
+}
+
+/// The Python example asks which note to delete (its choices are the
+/// notes there are) and then for consent, in both eras.
+fn python_notes_delete(mode: &str) {
+    let folder = AskingFolder::new("python-notes", "/notes");
+    for name in ["groceries.md", "ideas.md"] {
+        std::fs::write(folder.scratch.path().join(name), "x").unwrap();
+    }
+    let answers = r#"[{"action": "accept", "content": {"title": "ideas"}},
+        {"action": "accept", "content": {"confirm": true}}]"#;
+    run_client(
+        &python(),
+        &[
+            &script("python_asks.py"),
+            mode,
+            &folder.stdio(),
+            "delete_note",
+            "{}",
+            answers,
+            "ideas",
+        ],
+    );
+    let left = folder.left();
+    assert!(left.contains(&"groceries.md".to_string()), "{left:?}");
+    assert!(!left.contains(&"ideas.md".to_string()), "{left:?}");
+}
+
+#[test]
+fn a_python_plugin_asks_which_note_and_for_consent_in_the_legacy_era() {
+    python_notes_delete("legacy");
+}
+
+#[test]
+fn a_python_plugin_asks_which_note_and_for_consent_in_the_stateless_era() {
+    python_notes_delete("2026-07-28");
 }

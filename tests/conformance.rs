@@ -29,7 +29,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use http::HttpServer;
-use support::{fixture, folder_with, repo_root, run_setup};
+use support::{example, fixture, folder_with, repo_root, run_setup};
 
 /// The suite's whole run takes seconds; this bounds a hung one.
 const RUN_LIMIT: Duration = Duration::from_secs(300);
@@ -50,7 +50,17 @@ fn suite() -> (String, String) {
 
 fn run_requirements(revision: &str) {
     let (node, entry) = suite();
-    let folder = folder_with(&[("conformance.wasm", &fixture("conformance"))]);
+    // The fixture's test_trigger_tool_change renames spare.wasm.off (the
+    // calc example) in and out of the served folder, granted to it.
+    let folder = folder_with(&[
+        ("conformance.wasm", &fixture("conformance")),
+        ("spare.wasm.off", &example("calc")),
+    ]);
+    let grant = format!(
+        "[[dirs]]\nhost = {:?}\nguest = \"/served\"\nmode = \"rw\"\n",
+        folder.path().to_str().unwrap()
+    );
+    std::fs::write(folder.path().join("conformance.toml"), grant).unwrap();
     let server = HttpServer::start(folder.path(), &[]);
     let url = format!("http://{}/mcp", server.addr);
     let baseline = repo_root().join(format!("tests/http/conformance-{revision}.yml"));

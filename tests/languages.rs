@@ -352,7 +352,9 @@ fn no_manifest_applies_so_every_plugin_runs_under_the_default_limits() {
             "{report}"
         );
         assert!(
-            report.contains("fuel 10,000,000,000, memory 256 MiB, timeout 30 s, output 4 MiB"),
+            report.contains(
+                "fuel 10,000,000,000, memory 256 MiB, timeout 30 s, input wait 600 s, output 4 MiB"
+            ),
             "{report}"
         );
     }

@@ -965,7 +965,8 @@ fn short_calls_finish_in_their_first_poll_and_free_their_instances() {
         let mut in_first_poll = 0;
         for i in 0..calls {
             let arguments = json!({ "a": i, "b": 1 }).as_object().unwrap().clone();
-            let mut call = pin!(calc.call(add, "add", arguments, None));
+            let mut call =
+                pin!(calc.call(add, "add", arguments, corral_tool::CallContext::default()));
             let output = match call.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
                 Poll::Ready(output) => {
                     in_first_poll += 1;

@@ -2,8 +2,10 @@
 //! behind nginx (the Debian package, installed by tests/http/setup-nginx) on
 //! loopback, with the configuration of tests/http/nginx.conf.template.
 //! Stateless calls spread over both replicas, a plugin dropped into the
-//! shared folder appears on both, and a legacy session works through the
-//! proxy (it sticks to one replica).
+//! shared folder appears on both, a legacy session works through the
+//! proxy (it sticks to one replica), and a call that asks the user in the
+//! stateless era completes on whichever replica its retry reaches (the
+//! replicas share the key that seals `requestState`).
 
 #[path = "support/http.rs"]
 mod http;
@@ -17,7 +19,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use http::{Client, HttpServer};
-use support::{example, folder_with, repo_root, run_setup};
+use support::{example, fixture, folder_with, repo_root, run_setup};
 
 /// nginx as a child process, stopped when dropped.
 struct Nginx {
@@ -188,4 +190,98 @@ fn two_replicas_behind_nginx_share_one_folder() {
     }
     sticky_replicas.dedup();
     assert_eq!(sticky_replicas.len(), 1, "{sticky_replicas:?}");
+}
+
+#[test]
+fn a_call_that_asks_completes_when_its_retry_reaches_the_other_replica() {
+    let folder = folder_with(&[("conformance.wasm", &fixture("conformance"))]);
+    let key = "5a".repeat(32);
+    let env = [("CORRAL_STATE_KEY", key.as_str())];
+    let first = HttpServer::start_on(folder.path(), "127.0.0.1:0", &[], &env);
+    let second = HttpServer::start_on(folder.path(), "127.0.0.1:0", &[], &env);
+    let (nginx, port) = start_nginx(&[&first, &second]);
+    let proxy = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let mut client = Client::new(proxy);
+    let capabilities =
+        json!({ "io.modelcontextprotocol/clientCapabilities": { "elicitation": {} } });
+    let tool = "test_input_required_result_elicitation";
+
+    let round = client.stateless(
+        "tools/call",
+        json!({ "name": tool, "arguments": {}, "_meta": capabilities }),
+    );
+    assert_eq!(round.status, 200, "{}\n{}", round.text(), nginx.error_log());
+    let asked_by = round.header("x-corral-replica").unwrap().to_string();
+    let asked = round.answer()["result"].clone();
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    // The state may be sent again (it is bound to the tool, its arguments
+    // and an expiry, not to a replica): retry until the other replica
+    // answers, which round-robin makes the first or second try.
+    let retry = json!({
+        "name": tool,
+        "arguments": {},
+        "_meta": capabilities,
+        "inputResponses": { "user_name": { "action": "accept", "content": { "name": "Alice" } } },
+        "requestState": asked["requestState"],
+    });
+    for _ in 0..6 {
+        let response = client.stateless("tools/call", retry.clone());
+        assert_eq!(response.status, 200, "{}", response.text());
+        let result = response.answer()["result"].clone();
+        assert_eq!(result["resultType"], "complete", "{result}");
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.contains("Alice"), "{result}");
+        if response.header("x-corral-replica").unwrap() != asked_by {
+            return;
+        }
+    }
+    panic!("no retry reached the replica other than {asked_by}");
+}
+
+#[test]
+fn the_official_python_client_completes_an_elicitation_through_two_replicas() {
+    let served = folder_with(&[("sweep.wasm", &example("sweep"))]);
+    let scratch = tempfile::tempdir().unwrap();
+    for name in ["a.tmp", "keep.txt"] {
+        std::fs::write(scratch.path().join(name), "x").unwrap();
+    }
+    let manifest = format!(
+        "[[dirs]]\nhost = {:?}\nguest = \"/files\"\nmode = \"rw\"\n",
+        scratch.path().to_str().unwrap()
+    );
+    std::fs::write(served.path().join("sweep.toml"), manifest).unwrap();
+    let key = "c3".repeat(32);
+    let env = [("CORRAL_STATE_KEY", key.as_str())];
+    let first = HttpServer::start_on(served.path(), "127.0.0.1:0", &[], &env);
+    let second = HttpServer::start_on(served.path(), "127.0.0.1:0", &[], &env);
+    let (nginx, port) = start_nginx(&[&first, &second]);
+    let python = run_setup("tests/clients/setup-python")[0]
+        .trim()
+        .to_string();
+    let answers = r#"[{"action": "accept", "content": {"pattern": "*.tmp"}},
+        {"action": "accept", "content": {"confirm": true}}]"#;
+    let output = Command::new(&python)
+        .arg(repo_root().join("tests/clients/python_asks.py"))
+        .args([
+            "2026-07-28",
+            &format!("http://127.0.0.1:{port}/mcp"),
+            "sweep_files",
+            "{}",
+            answers,
+            "Deleted",
+        ])
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+        nginx.error_log()
+    );
+    // Three requests (two rounds of questions, then the deletion) spread
+    // over both replicas: each took the other's state.
+    assert!(!scratch.path().join("a.tmp").exists());
+    assert!(scratch.path().join("keep.txt").exists());
 }

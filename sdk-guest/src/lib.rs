@@ -51,14 +51,18 @@
 //!
 //! The host calls every tool in a fresh instance, so a plugin keeps no state
 //! between calls. While a call runs, a tool may write to the host's log with
-//! the functions in [`log`] and report [`progress`].
+//! the functions in [`log`], report [`progress`], and ask the user, the
+//! client's model or the client's roots with the functions in [`client`]
+//! (read its rules first: a call may be run again from the start).
 //!
 //! The crate also compiles for native targets so that plugin logic can be
-//! unit-tested with `cargo test`: there [`log`] writes to stderr and
-//! [`progress`] does nothing, and [`Tool::call`] runs a tool directly.
+//! unit-tested with `cargo test`: there [`log`] writes to stderr,
+//! [`progress`] does nothing, [`client`] asks a fake client that tests set
+//! ([`client::fake`]), and [`Tool::call`] runs a tool directly.
 
 #![warn(missing_docs)]
 
+pub mod client;
 mod content;
 mod host;
 mod result;

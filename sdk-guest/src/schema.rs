@@ -31,7 +31,7 @@ pub(crate) fn schema_for<T: JsonSchema>() -> Value {
     schema
 }
 
-fn reflow_descriptions(schema: &mut Value) {
+pub(crate) fn reflow_descriptions(schema: &mut Value) {
     match schema {
         Value::Object(map) => {
             for (key, value) in map.iter_mut() {

@@ -1,3 +1,5 @@
+mod client;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;

@@ -164,6 +164,8 @@ impl Tool {
     /// counts as `{}`). Arguments that do not fit the tool's argument type
     /// give a tool execution error naming the problem.
     pub fn call(&self, arguments: &str) -> CallResult {
+        // Every run of a call numbers its requests to the client alike.
+        crate::client::start_call();
         let arguments = if arguments.trim().is_empty() {
             "{}"
         } else {

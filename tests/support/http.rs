@@ -247,13 +247,18 @@ impl Client {
 
     /// `initialize` for a legacy `revision`: remembers the session id.
     pub fn initialize(&mut self, revision: &str) -> Value {
+        self.initialize_with(revision, json!({}))
+    }
+
+    /// [`Client::initialize`] declaring the client `capabilities`.
+    pub fn initialize_with(&mut self, revision: &str, capabilities: Value) -> Value {
         let id = self.id();
         let response = self.post(
             &json!({
                 "jsonrpc": "2.0", "id": id, "method": "initialize",
                 "params": {
                     "protocolVersion": revision,
-                    "capabilities": {},
+                    "capabilities": capabilities,
                     "clientInfo": { "name": "corral-http-test", "version": "1" },
                 },
             }),
@@ -326,8 +331,9 @@ impl Client {
     }
 }
 
-/// A stateless request message: `_meta` carries the revision and (empty)
-/// client capabilities, merged into `params._meta`.
+/// A stateless request message: `_meta` carries the revision and the
+/// client capabilities (empty unless `params._meta` names some), merged
+/// into `params._meta`.
 pub fn stateless_request(id: i64, method: &str, mut params: Value) -> Value {
     let meta = params
         .as_object_mut()
@@ -335,7 +341,10 @@ pub fn stateless_request(id: i64, method: &str, mut params: Value) -> Value {
         .entry("_meta")
         .or_insert_with(|| json!({}));
     meta["io.modelcontextprotocol/protocolVersion"] = STATELESS.into();
-    meta["io.modelcontextprotocol/clientCapabilities"] = json!({});
+    let capabilities = "io.modelcontextprotocol/clientCapabilities";
+    if meta.get(capabilities).is_none() {
+        meta[capabilities] = json!({});
+    }
     json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
 }
 

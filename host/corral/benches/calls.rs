@@ -638,6 +638,31 @@ impl raw::corral::plugin::host::Host for RawState {
     fn progress(&mut self, _done: f64, _total: Option<f64>, _message: Option<String>) {}
 }
 
+/// The floor's client can answer nothing, as `corral call`'s cannot: the
+/// benchmarked tools never ask.
+impl raw::corral::plugin::client::Host for RawState {
+    fn capabilities(&mut self) -> raw::corral::plugin::client::ClientCapabilities {
+        raw::corral::plugin::client::ClientCapabilities {
+            elicitation_form: false,
+            elicitation_url: false,
+            sampling: false,
+            roots: false,
+        }
+    }
+
+    fn ask(
+        &mut self,
+        _requests: Vec<raw::corral::plugin::client::InputRequest>,
+    ) -> Result<
+        Vec<raw::corral::plugin::client::InputResponse>,
+        raw::corral::plugin::client::AskError,
+    > {
+        Err(raw::corral::plugin::client::AskError::Undeclared(
+            "elicitation".into(),
+        ))
+    }
+}
+
 /// The host's engine configuration, with fuel on or off.
 fn raw_engine(fuel: bool) -> Engine {
     let mut config = corral_sandbox::engine_config();
@@ -749,7 +774,9 @@ fn host_sequential(calc: &Path, calls: usize) -> Latencies {
         arguments.insert("a".into(), json!(1.0));
         arguments.insert("b".into(), json!(2.0));
         time_in_process(calls, || async {
-            let output = plugin.call(index, "add", arguments.clone(), None).await;
+            let output = plugin
+                .call(index, "add", arguments.clone(), Default::default())
+                .await;
             assert!(!output.is_error, "{:?}", output.content);
         })
         .await
@@ -835,7 +862,9 @@ fn budgets(calc: &Path, sequential_calls: usize, pipelined_calls: usize, log: &P
         for _ in 0..calls {
             let frame = corral_mcp::jsonrpc::parse_frame(&line);
             std::hint::black_box(&frame);
-            let output = plugin.call(index, "add", add_arguments(), None).await;
+            let output = plugin
+                .call(index, "add", add_arguments(), Default::default())
+                .await;
             let revision = corral_mcp::Revision::parse("2025-06-18").unwrap();
             let answer = corral_mcp::jsonrpc::response(
                 json!(1),

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::catalog::Catalog;
 use crate::reports::Reports;
-use corral_tool::{CallOutput, EventSink, HostEvents, ToolDef, ToolHost, UnknownTool};
+use corral_tool::{CallContext, CallOutput, HostEvents, ToolDef, ToolHost, UnknownTool};
 
 /// A served folder, as the protocol sees it.
 #[derive(Debug, Clone)]
@@ -37,10 +37,10 @@ impl ToolHost for FolderHost {
         &self,
         name: &str,
         arguments: Map<String, Value>,
-        events: Option<EventSink>,
+        context: CallContext,
     ) -> Result<CallOutput, UnknownTool> {
         let snapshot = self.catalog.snapshot();
         let (plugin, index) = snapshot.route(name).ok_or(UnknownTool)?;
-        Ok(plugin.call(index, name, arguments, events).await)
+        Ok(plugin.call(index, name, arguments, context).await)
     }
 }

@@ -17,7 +17,7 @@ use corral_mcp::{self as mcp, Revision, ServerOptions, ToolHost};
 use corral_sandbox::imports::Verdict;
 use corral_sandbox::units::{group_digits, human_bytes, human_duration};
 use corral_sandbox::{Inspection, Sandbox, SandboxOptions, cache};
-use corral_tool::{CallEvent, EventSink, ToolDef};
+use corral_tool::{CallContext, CallEvent, EventSink, ToolDef};
 use serde_json::{Map, Value};
 use tracing_subscriber::EnvFilter;
 
@@ -190,6 +190,17 @@ enum Command {
         /// changes (clients are then not told of any: listChanged is false).
         #[arg(long)]
         no_watch: bool,
+        /// The key that seals the requestState of stateless (2026-07-28)
+        /// calls that ask the client for input: 32 bytes, as 64 hex digits
+        /// (`openssl rand -hex 32`) or base64. Replicas serving one client
+        /// need the same key; without one each process draws its own.
+        #[arg(
+            long,
+            env = "CORRAL_STATE_KEY",
+            value_name = "KEY",
+            hide_env_values = true
+        )]
+        state_key: Option<String>,
         #[command(flatten)]
         http: HttpFlags,
     },
@@ -336,11 +347,19 @@ async fn run(
             dir,
             page_size,
             no_watch,
+            state_key,
             http,
         } => {
             if !dir.is_dir() {
                 bail!("{} is not a folder", dir.display());
             }
+            // Checked before anything starts; the key itself is never echoed.
+            let state_key = match state_key {
+                Some(key) => mcp::StateKey::parse(&key).map_err(|problem| {
+                    anyhow::anyhow!("--state-key (or CORRAL_STATE_KEY): {problem}")
+                })?,
+                None => mcp::StateKey::process(),
+            };
             let http = http.options()?;
             // Answer initialize and ping at once; tool requests wait for the
             // first load, which runs in the background.
@@ -358,6 +377,8 @@ async fn run(
             let options = ServerOptions {
                 page_size,
                 list_changed: reloading.is_watching(),
+                state_key,
+                ..ServerOptions::default()
             };
             match http {
                 Some(http) => mcp::serve_http(host, options, http, shutdown_signal()).await?,
@@ -390,7 +411,17 @@ async fn run(
             let arguments: Map<String, Value> =
                 serde_json::from_str(&arguments).context("the arguments must be a JSON object")?;
             let (host, _) = load(&sandbox, &dir).await?;
-            let Ok(output) = host.call(&tool, arguments, Some(print_events())).await else {
+            let Ok(output) = host
+                .call(
+                    &tool,
+                    arguments,
+                    CallContext {
+                        events: Some(print_events()),
+                        client: None,
+                    },
+                )
+                .await
+            else {
                 let tools = host.tools();
                 let close = corral_tool::close_names(&tool, tools.iter().map(|t| &*t.name), 3);
                 let hint = match close.as_slice() {
@@ -498,15 +529,20 @@ fn print_inspection(inspection: &Inspection) {
         inspection.name,
         human_bytes(inspection.bytes as usize)
     );
+    match &inspection.contract {
+        Ok(contract) => println!("contract {contract}"),
+        Err(reason) => println!("contract none the host serves: {reason}"),
+    }
     match &manifest.path {
         Some(path) => println!("manifest {}", path.display()),
         None => println!("manifest none: default limits, no grants"),
     }
     println!(
-        "limits   fuel {}, memory {}, timeout {}, output {}, {} concurrent calls, {} calls/s per tool (burst {})",
+        "limits   fuel {}, memory {}, timeout {}, input wait {}, output {}, {} concurrent calls, {} calls/s per tool (burst {})",
         group_digits(limits.fuel),
         human_bytes(limits.memory_bytes),
         human_duration(limits.timeout),
+        human_duration(limits.input_wait),
         human_bytes(limits.output_bytes),
         limits.concurrency,
         limits.rate,

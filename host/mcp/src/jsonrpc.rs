@@ -11,6 +11,11 @@ mod unreadable;
 
 use serde_json::{Map, Value, json};
 
+/// Where messages for the client go. Called from any thread; it must not
+/// block for long (a transport queues, or writes to a pipe). A session
+/// hands one to each request; the legacy client sends its requests there.
+pub type Outbox = std::sync::Arc<dyn Fn(Value) + Send + Sync>;
+
 /// Standard JSON-RPC error codes used by the server.
 pub mod code {
     /// The line was not valid JSON.
@@ -104,15 +109,45 @@ pub struct Notification {
 pub enum Incoming {
     Request(Request),
     Notification(Notification),
-    /// A response to something the server sent. The stdio server sends no
-    /// requests, so these are ignored.
-    Response,
+    /// A response to a request the server sent (asking the client for
+    /// input on behalf of a running tool).
+    Response(Response),
     /// Valid JSON that is not a valid message. `id` is the message's id when
     /// one could be read, so the error can be correlated.
     Invalid {
         id: Value,
         error: RpcError,
     },
+}
+
+/// A response from the client to a request of the server's.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// The id of the server's request, as the client echoes it (null when
+    /// the client could not read the request's id).
+    pub id: Value,
+    /// The result, or the client's error.
+    pub outcome: Result<Value, RpcError>,
+}
+
+impl Response {
+    /// The response in `object` (a message with `result` or `error`).
+    fn of(id: Value, mut object: Map<String, Value>) -> Response {
+        let outcome = match object.remove("error") {
+            None => Ok(object.remove("result").unwrap_or(Value::Null)),
+            Some(error) => {
+                let code = error.get("code").and_then(Value::as_i64).unwrap_or(0);
+                let message = match error.get("message") {
+                    Some(Value::String(message)) => message.clone(),
+                    _ => "(the error has no message)".to_string(),
+                };
+                let mut failure = RpcError::new(code, message);
+                failure.data = error.get("data").cloned();
+                Err(failure)
+            }
+        };
+        Response { id, outcome }
+    }
 }
 
 /// One line from the wire: a single message or a batch of them.
@@ -159,7 +194,7 @@ pub fn classify(value: Value) -> Incoming {
         // JSON-RPC's error response to a message whose id could not be read
         // carries a null id: a response, ignored like the others.
         if id.is_null() && !object.contains_key("method") && object.contains_key("error") {
-            return Incoming::Response;
+            return Incoming::Response(Response::of(Value::Null, object));
         }
         return invalid(Value::Null, "\"id\" must be a string or an integer");
     }
@@ -167,7 +202,8 @@ pub fn classify(value: Value) -> Incoming {
         Some(Value::String(method)) => method,
         Some(_) => return invalid(id_for_errors, "\"method\" must be a string"),
         None if id.is_some() && (object.contains_key("result") || object.contains_key("error")) => {
-            return Incoming::Response;
+            let id = id.expect("checked above");
+            return Incoming::Response(Response::of(id, object));
         }
         None => return invalid(id_for_errors, "missing \"method\""),
     };
@@ -286,8 +322,20 @@ mod tests {
 
     #[test]
     fn responses_from_the_client_are_recognised() {
-        let message = single(r#"{"jsonrpc":"2.0","id":3,"result":{}}"#);
-        assert!(matches!(message, Incoming::Response));
+        let message = single(r#"{"jsonrpc":"2.0","id":3,"result":{"a":1}}"#);
+        let Incoming::Response(response) = message else {
+            panic!("not a response: {message:?}");
+        };
+        assert_eq!(response.id, json!(3));
+        assert_eq!(response.outcome, Ok(json!({ "a": 1 })));
+        let message = single(
+            r#"{"jsonrpc":"2.0","id":"corral-1","error":{"code":-1,"message":"User rejected"}}"#,
+        );
+        let Incoming::Response(response) = message else {
+            panic!("not a response: {message:?}");
+        };
+        assert_eq!(response.id, json!("corral-1"));
+        assert_eq!(response.outcome, Err(RpcError::new(-1, "User rejected")));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! [`ToolHost`] (from `corral-tool`), and Cargo keeps it so: it does not
 //! depend on wasmtime or on the sandbox.
 
+mod client;
 mod http;
 pub mod jsonrpc;
 pub mod revision;
@@ -12,6 +13,7 @@ mod session;
 mod shape;
 mod stdio;
 
+pub use client::StateKey;
 pub use http::{HttpOptions, serve_http};
 pub use revision::Revision;
 pub use session::{Outbox, ServerOptions, Session};

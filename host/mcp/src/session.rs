@@ -14,6 +14,18 @@
 //! session's own, which tells the client when the tool list changed and
 //! passes the host's log messages on at the client's log level.
 //!
+//! # Tools that ask the client
+//!
+//! A call's tool may ask the client for input (elicitation, sampling,
+//! roots) through the [`Client`] in its context, each era its own way (see
+//! `client`): a legacy call sends the client JSON-RPC requests on the call's
+//! own outbox and waits for the responses, which arrive as any message does
+//! and are matched to the session's waiting requests; a stateless call ends
+//! with `input_required` (or error -32021 for a capability its `_meta` did
+//! not declare) and is run again on the client's retry. A stateless request
+//! never causes a request to the client. [`Session::finish`] ends every
+//! wait for the client at once.
+//!
 //! # Two eras on one connection
 //!
 //! The era is chosen per request. A request whose `_meta` carries
@@ -52,6 +64,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as CURSOR;
@@ -61,13 +74,14 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::client::{LegacyClient, Pending, StateKey, StatelessClient};
 use super::jsonrpc::{self, Frame, Incoming, Notification, Request, RpcError};
 use super::{HostEvents, HostLog, Revision, ToolHost, UnknownTool, shape};
-use corral_tool::{CallEvent, EventSink, LogLevel, ToolDef};
+use corral_tool::{
+    CallContext, CallEvent, CallOutput, Client, ClientCapabilities, EventSink, LogLevel, ToolDef,
+};
 
-/// Where messages for the client go. Called from any thread; it must not
-/// block for long (a transport queues, or writes to a pipe).
-pub type Outbox = Arc<dyn Fn(Value) + Send + Sync>;
+pub use super::jsonrpc::Outbox;
 
 /// Settings of the protocol layer.
 #[derive(Debug, Clone)]
@@ -77,6 +91,13 @@ pub struct ServerOptions {
     /// Whether the server sends `notifications/tools/list_changed` (declared
     /// as the `tools.listChanged` capability).
     pub list_changed: bool,
+    /// Seals the `requestState` of stateless calls that ask the client for
+    /// input. Replicas that serve one client share it; by default it is
+    /// this process's own (drawn at random).
+    pub state_key: StateKey,
+    /// How long a `requestState` stays valid once issued: the time a client
+    /// has to answer one round.
+    pub state_ttl: Duration,
 }
 
 impl Default for ServerOptions {
@@ -84,6 +105,8 @@ impl Default for ServerOptions {
         ServerOptions {
             page_size: 500,
             list_changed: false,
+            state_key: StateKey::process(),
+            state_ttl: Duration::from_secs(10 * 60),
         }
     }
 }
@@ -232,13 +255,15 @@ fn server_info() -> Value {
     json!({ "name": "corral", "title": "Corral", "version": env!("CARGO_PKG_VERSION") })
 }
 
-/// A stateless result as every result of that era is: final (`resultType`
-/// is required; this server never asks for more input), and naming the
-/// server in `_meta` (a SHOULD on every result), beside whatever `_meta`
-/// the result has already.
+/// A stateless result as every result of that era is: typed (`resultType`
+/// is required: "complete" unless it says already, as an `input_required`
+/// one does), and naming the server in `_meta` (a SHOULD on every result),
+/// beside whatever `_meta` the result has already.
 fn complete(mut result: Value) -> Value {
     if let Value::Object(fields) = &mut result {
-        fields.insert("resultType".into(), "complete".into());
+        fields
+            .entry("resultType")
+            .or_insert_with(|| "complete".into());
         let meta = fields
             .entry("_meta")
             .or_insert_with(|| Value::Object(Map::new()));
@@ -258,6 +283,10 @@ pub struct Session<H> {
     notify: Outbox,
     /// Set by `initialize`.
     revision: Mutex<Option<Revision>>,
+    /// What the client declared at `initialize` (legacy calls may ask it).
+    client_capabilities: Mutex<ClientCapabilities>,
+    /// The requests sent to the client that wait for its response.
+    pending: Arc<Pending>,
     /// The minimum level of log notifications, as a `LogLevel` index.
     log_level: Arc<AtomicU8>,
     /// Requests running, by the JSON text of their id, for cancellation.
@@ -286,6 +315,8 @@ impl<H: ToolHost> Session<H> {
             options,
             notify,
             revision: Mutex::new(None),
+            client_capabilities: Mutex::new(ClientCapabilities::default()),
+            pending: Arc::new(Pending::default()),
             log_level: Arc::new(AtomicU8::new(LOGGING_OFF)),
             in_flight: Mutex::new(HashMap::new()),
             requests: AtomicU64::new(0),
@@ -320,7 +351,7 @@ impl<H: ToolHost> Session<H> {
                 self.spawn_request(request, reply, move |response| deliver(response));
             }
             Frame::Single(Incoming::Notification(notification)) => self.notified(notification),
-            Frame::Single(Incoming::Response) => {}
+            Frame::Single(Incoming::Response(response)) => self.pending.resolve(response),
             Frame::Single(Incoming::Invalid { id, error }) => {
                 reply(jsonrpc::error_response(id, &error))
             }
@@ -336,14 +367,16 @@ impl<H: ToolHost> Session<H> {
     }
 
     /// Ends the session: listen streams end (each told so, and answered
-    /// with its completion result), requests in flight finish (their
-    /// responses are delivered), and the host is no longer followed.
+    /// with its completion result), calls waiting for the client's answers
+    /// hear that none will come, requests in flight finish (their responses
+    /// are delivered), and the host is no longer followed.
     pub async fn finish(&self) {
         tracing::debug!(
             "session ending; finishing {} request(s) in flight",
             self.tasks.len()
         );
         self.end_listen_streams();
+        self.pending.close();
         self.tasks.close();
         self.tasks.wait().await;
         let follower = self.follower.lock().unwrap().take();
@@ -360,6 +393,23 @@ impl<H: ToolHost> Session<H> {
     /// own ([`Session::finish`] does too).
     pub fn end_listen_streams(&self) {
         self.closing.send_replace(true);
+    }
+
+    /// Requests sent to the client (on behalf of legacy calls that ask it
+    /// for input) that wait for its response.
+    pub fn requests_to_client(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// The connection that carried `request_ids` closed before they were
+    /// answered. Legacy requests go on (the spec: a disconnection is no
+    /// cancellation), but those that ask the client for input are told at
+    /// once that it cannot be asked, now or later: neither their requests
+    /// nor their results could reach it.
+    pub fn connection_closed(&self, request_ids: &[Value]) {
+        for id in request_ids {
+            self.pending.unreachable(&id.to_string());
+        }
     }
 
     /// Whether requests of this session are still running.
@@ -404,7 +454,10 @@ impl<H: ToolHost> Session<H> {
                     in_flight.remove(&key);
                 }
             }
-            if let Some(response) = response {
+            // The token wins ties: a request cancelled in the poll that
+            // finished it (its work woken by the client's answer to a
+            // request of ours, sent after the cancellation) is not answered.
+            if let Some(response) = response.filter(|_| !cancel.is_cancelled()) {
                 deliver(response);
             }
         });
@@ -461,7 +514,7 @@ impl<H: ToolHost> Session<H> {
                     });
                 }
                 Incoming::Notification(notification) => self.notified(notification),
-                Incoming::Response => {}
+                Incoming::Response(response) => self.pending.resolve(response),
                 Incoming::Invalid { id, error } => {
                     let _ = answers.send(jsonrpc::error_response(id, &error));
                 }
@@ -511,6 +564,11 @@ impl<H: ToolHost> Session<H> {
             .and_then(Value::as_str);
         let revision = Revision::negotiate(requested);
         *negotiated = Some(revision);
+        *self.client_capabilities.lock().unwrap() = request
+            .params
+            .get("capabilities")
+            .map(ClientCapabilities::from_json)
+            .unwrap_or_default();
         let client = request
             .params
             .get("clientInfo")
@@ -573,8 +631,28 @@ impl<H: ToolHost> Session<H> {
             "tools/call" => {
                 self.host.ready().await;
                 let (revision, log_level) = (self.revision(), self.log_level.clone());
-                self.call_tool(request.params, revision, log_level, reply)
-                    .await
+                let mut params = request.params;
+                let (name, arguments) = call_target(&mut params)?;
+                let declared = *self.client_capabilities.lock().unwrap();
+                let client = LegacyClient::new(
+                    self.pending.clone(),
+                    &request.id,
+                    declared,
+                    revision,
+                    reply.clone(),
+                );
+                let output = self
+                    .call_tool(
+                        name,
+                        arguments,
+                        &params,
+                        revision,
+                        log_level,
+                        reply,
+                        Arc::new(client),
+                    )
+                    .await?;
+                Ok(shape::call_result_json(&output, revision))
             }
             "logging/setLevel" => self.set_log_level(&request.params),
             method => Err(RpcError::method_not_found(method)),
@@ -606,8 +684,39 @@ impl<H: ToolHost> Session<H> {
             "tools/call" => {
                 self.host.ready().await;
                 let log_level = Arc::new(AtomicU8::new(log_level.map_or(LOGGING_OFF, |l| l as u8)));
-                self.call_tool(request.params, revision, log_level, reply)
-                    .await
+                let mut params = request.params;
+                let (name, arguments) = call_target(&mut params)?;
+                // Checked by `Era::of`: an object.
+                let declared = params
+                    .get("_meta")
+                    .and_then(|meta| meta.get(META_CLIENT_CAPABILITIES))
+                    .map(ClientCapabilities::from_json)
+                    .unwrap_or_default();
+                let client = Arc::new(StatelessClient::for_call(
+                    &params,
+                    declared,
+                    &name,
+                    &arguments,
+                    self.options.state_key.clone(),
+                    self.options.state_ttl,
+                )?);
+                let output = self
+                    .call_tool(
+                        name,
+                        arguments,
+                        &params,
+                        revision,
+                        log_level,
+                        reply,
+                        client.clone(),
+                    )
+                    .await?;
+                // A run that asked what the client must answer first ends
+                // with that, whatever the tool returned after.
+                match client.outcome() {
+                    Some(outcome) => outcome.into_answer(),
+                    None => Ok(shape::call_result_json(&output, revision)),
+                }
             }
             method @ ("ping" | "logging/setLevel") => Err(RpcError::new(
                 jsonrpc::code::METHOD_NOT_FOUND,
@@ -721,40 +830,35 @@ impl<H: ToolHost> Session<H> {
         Ok(result)
     }
 
+    /// Runs the tool `name`; `params` are the call's other params (its
+    /// `_meta`), `client` is what the tool may ask.
+    #[allow(clippy::too_many_arguments)]
     async fn call_tool(
         &self,
-        mut params: Map<String, Value>,
+        name: String,
+        arguments: Map<String, Value>,
+        params: &Map<String, Value>,
         revision: Revision,
         log_level: Arc<AtomicU8>,
         reply: Outbox,
-    ) -> Result<Value, RpcError> {
-        let Some(Value::String(name)) = params.remove("name") else {
-            return Err(RpcError::invalid_params(
-                "Invalid params: tools/call needs a string `name`",
-            ));
-        };
-        let arguments = match params.remove("arguments") {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(arguments)) => arguments,
-            Some(_) => {
-                return Err(RpcError::invalid_params(
-                    "Invalid params: `arguments` must be an object",
-                ));
-            }
-        };
+        client: Arc<dyn Client>,
+    ) -> Result<CallOutput, RpcError> {
         let progress_token = params
             .get("_meta")
             .and_then(|meta| meta.get("progressToken"))
             .filter(|token| token.is_string() || token.is_number())
             .cloned();
         let events = event_sink(reply, progress_token, &name, revision, log_level);
-        match self.host.call(&name, arguments, Some(events)).await {
-            Ok(output) => Ok(shape::call_result_json(&output, revision)),
-            Err(UnknownTool) => Err(RpcError::invalid_params(unknown_tool(
-                &name,
-                &self.host.tools(),
-            ))),
-        }
+        let context = CallContext {
+            events: Some(events),
+            client: Some(client),
+        };
+        self.host
+            .call(&name, arguments, context)
+            .await
+            .map_err(|UnknownTool| {
+                RpcError::invalid_params(unknown_tool(&name, &self.host.tools()))
+            })
     }
 
     fn set_log_level(&self, params: &Map<String, Value>) -> Result<Value, RpcError> {
@@ -770,6 +874,25 @@ impl<H: ToolHost> Session<H> {
         self.log_level.store(level as u8, Ordering::Relaxed);
         Ok(json!({}))
     }
+}
+
+/// The name and arguments of a `tools/call`, taken out of its `params`.
+fn call_target(params: &mut Map<String, Value>) -> Result<(String, Map<String, Value>), RpcError> {
+    let Some(Value::String(name)) = params.remove("name") else {
+        return Err(RpcError::invalid_params(
+            "Invalid params: tools/call needs a string `name`",
+        ));
+    };
+    let arguments = match params.remove("arguments") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(arguments)) => arguments,
+        Some(_) => {
+            return Err(RpcError::invalid_params(
+                "Invalid params: `arguments` must be an object",
+            ));
+        }
+    };
+    Ok((name, arguments))
 }
 
 /// Where a call's events go (to `reply`): progress notifications for the

@@ -1,13 +1,247 @@
-//! Host-side bindings for the plugin contract in `wit/plugin.wit`.
+//! Host-side bindings for both versions of the plugin contract: the frozen
+//! `wit/0.1.0/plugin.wit` ([`v0_1`]) and `wit/plugin.wit`, 0.2.0 ([`v0_2`]).
+//!
+//! Plugins built against 0.1.0 keep working: one linker offers both
+//! versions' imports, and a component's contract version is the version of
+//! the `corral:plugin/tools` it exports ([`Contract::of`]). The two versions
+//! share `types` (0.2.0 changed none of them): the 0.2.0 bindings reuse the
+//! 0.1.0 Rust types through bindgen's `with`, and the 0.2.0 `tools` records
+//! (identical, but generated apart because they are exports) are converted
+//! to the 0.1.0 ones here, so that the rest of the sandbox (metadata and
+//! output checks) sees one type whichever version a plugin targets.
 //!
 //! Exports are called asynchronously so that a call can be timed out or
 //! cancelled by dropping its future (the store yields at every epoch tick).
+//! `client.ask` is an async host function: the guest blocks on it while the
+//! host waits for the client, burning no fuel; it may trap, to end a run the
+//! protocol layer will answer for (see `ask`).
 
-wasmtime::component::bindgen!({
-    world: "plugin",
-    path: "../../wit",
-    exports: { default: async },
-});
+use std::fmt;
 
-pub use self::corral::plugin::types;
-pub use self::exports::corral::plugin::tools;
+use wasmtime::Engine;
+use wasmtime::component::Component;
+use wasmtime::component::types::ComponentItem;
+
+/// Contract 0.1.0: `host` and `tools`.
+pub mod v0_1 {
+    wasmtime::component::bindgen!({
+        world: "plugin",
+        path: "../../wit/0.1.0",
+        exports: { default: async },
+    });
+}
+
+/// Contract 0.2.0: 0.1.0 plus `client`.
+pub mod v0_2 {
+    wasmtime::component::bindgen!({
+        world: "plugin",
+        path: "../../wit",
+        imports: { "corral:plugin/client.ask": async | trappable },
+        exports: { default: async },
+        with: { "corral:plugin/types@0.2.0": super::v0_1::corral::plugin::types },
+    });
+}
+
+pub use self::v0_1::corral::plugin::types;
+pub use self::v0_1::exports::corral::plugin::tools;
+pub use self::v0_2::corral::plugin::client;
+
+/// The contract versions the host serves, oldest first.
+pub const SUPPORTED: [Contract; 2] = [Contract::V0_1, Contract::V0_2];
+
+/// Which version of the plugin contract a component targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Contract {
+    V0_1,
+    V0_2,
+}
+
+impl Contract {
+    /// The version, as in the contract's package name (`corral:plugin@0.2.0`).
+    pub fn version(self) -> &'static str {
+        match self {
+            Contract::V0_1 => "0.1.0",
+            Contract::V0_2 => "0.2.0",
+        }
+    }
+
+    /// The name of the `tools` export of this version.
+    fn tools_export(self) -> String {
+        format!("corral:plugin/tools@{}", self.version())
+    }
+
+    /// The version `component` targets: the one whose `tools` interface it
+    /// exports (the newest, should it export several).
+    pub fn of(engine: &Engine, component: &Component) -> Result<Contract, UnknownContract> {
+        let ty = component.component_type();
+        let exports: Vec<String> = ty
+            .exports(engine)
+            .filter(|(_, item)| matches!(item.ty, ComponentItem::ComponentInstance(_)))
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        SUPPORTED
+            .iter()
+            .rev()
+            .copied()
+            .find(|contract| exports.contains(&contract.tools_export()))
+            .ok_or_else(|| UnknownContract {
+                tools: exports
+                    .into_iter()
+                    .filter(|name| name.starts_with("corral:plugin/tools"))
+                    .collect(),
+            })
+    }
+}
+
+impl fmt::Display for Contract {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "corral:plugin@{}", self.version())
+    }
+}
+
+/// A component that exports no `tools` of a contract version the host serves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownContract {
+    /// The `corral:plugin/tools` exports it has, of other versions.
+    tools: Vec<String>,
+}
+
+impl fmt::Display for UnknownContract {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let supported: Vec<String> = SUPPORTED.iter().map(|c| c.tools_export()).collect();
+        match self.tools.as_slice() {
+            [] => write!(
+                f,
+                "it exports no `corral:plugin/tools` interface: a plugin exports {} (build it against wit/plugin.wit)",
+                supported.join(" or ")
+            ),
+            found => write!(
+                f,
+                "it exports {}, a contract version this host does not serve: it serves {}",
+                found.join(", "),
+                supported.join(" and ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for UnknownContract {}
+
+/// A component's imports resolved once, for the contract it targets.
+pub enum PluginPre<T: 'static> {
+    V0_1(v0_1::PluginPre<T>),
+    V0_2(v0_2::PluginPre<T>),
+}
+
+impl<T: Send + 'static> PluginPre<T> {
+    pub fn contract(&self) -> Contract {
+        match self {
+            PluginPre::V0_1(_) => Contract::V0_1,
+            PluginPre::V0_2(_) => Contract::V0_2,
+        }
+    }
+
+    /// Instantiates the component and calls `list`.
+    pub async fn list(&self, store: &mut wasmtime::Store<T>) -> wasmtime::Result<Vec<tools::Tool>> {
+        match self {
+            PluginPre::V0_1(pre) => {
+                let instance = pre.instantiate_async(&mut *store).await?;
+                instance.corral_plugin_tools().call_list(&mut *store).await
+            }
+            PluginPre::V0_2(pre) => {
+                let instance = pre.instantiate_async(&mut *store).await?;
+                let listed = instance
+                    .corral_plugin_tools()
+                    .call_list(&mut *store)
+                    .await?;
+                Ok(listed.into_iter().map(tool_from_v0_2).collect())
+            }
+        }
+    }
+
+    /// Instantiates the component and calls `call(tool, arguments)`.
+    pub async fn call(
+        &self,
+        store: &mut wasmtime::Store<T>,
+        tool: &str,
+        arguments: &str,
+    ) -> wasmtime::Result<tools::CallResult> {
+        match self {
+            PluginPre::V0_1(pre) => {
+                let instance = pre.instantiate_async(&mut *store).await?;
+                instance
+                    .corral_plugin_tools()
+                    .call_call(&mut *store, tool, arguments)
+                    .await
+            }
+            PluginPre::V0_2(pre) => {
+                let instance = pre.instantiate_async(&mut *store).await?;
+                let result = instance
+                    .corral_plugin_tools()
+                    .call_call(&mut *store, tool, arguments)
+                    .await?;
+                Ok(tools::CallResult {
+                    content: result.content,
+                    structured_content: result.structured_content,
+                    is_error: result.is_error,
+                })
+            }
+        }
+    }
+}
+
+/// A 0.2.0 tool as the 0.1.0 record it is field for field.
+fn tool_from_v0_2(tool: v0_2::exports::corral::plugin::tools::Tool) -> tools::Tool {
+    use v0_2::exports::corral::plugin::tools as new;
+    tools::Tool {
+        name: tool.name,
+        title: tool.title,
+        description: tool.description,
+        input_schema: tool.input_schema,
+        output_schema: tool.output_schema,
+        annotations: tool.annotations.map(|a| tools::ToolAnnotations {
+            title: a.title,
+            read_only_hint: a.read_only_hint,
+            destructive_hint: a.destructive_hint,
+            idempotent_hint: a.idempotent_hint,
+            open_world_hint: a.open_world_hint,
+        }),
+        icons: tool
+            .icons
+            .into_iter()
+            .map(|icon| tools::Icon {
+                src: icon.src,
+                mime_type: icon.mime_type,
+                sizes: icon.sizes,
+                theme: icon.theme,
+            })
+            .collect(),
+        task_support: tool.task_support.map(|support| match support {
+            new::TaskSupport::Forbidden => tools::TaskSupport::Forbidden,
+            new::TaskSupport::Optional => tools::TaskSupport::Optional,
+            new::TaskSupport::Required => tools::TaskSupport::Required,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_component_of_no_served_version_is_told_which_are() {
+        let none = UnknownContract { tools: vec![] };
+        assert_eq!(
+            none.to_string(),
+            "it exports no `corral:plugin/tools` interface: a plugin exports corral:plugin/tools@0.1.0 or corral:plugin/tools@0.2.0 (build it against wit/plugin.wit)"
+        );
+        let newer = UnknownContract {
+            tools: vec!["corral:plugin/tools@0.3.0".into()],
+        };
+        assert_eq!(
+            newer.to_string(),
+            "it exports corral:plugin/tools@0.3.0, a contract version this host does not serve: it serves corral:plugin/tools@0.1.0 and corral:plugin/tools@0.2.0"
+        );
+        assert_eq!(Contract::V0_2.to_string(), "corral:plugin@0.2.0");
+    }
+}

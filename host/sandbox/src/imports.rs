@@ -11,6 +11,7 @@ use std::fmt;
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
+use crate::bindings::{Contract, SUPPORTED};
 use crate::manifest::Manifest;
 
 /// What the host does with one import.
@@ -95,8 +96,17 @@ fn verdict(name: &str, manifest: &Manifest) -> Verdict {
     let interface = name.split('@').next().unwrap_or(name);
     let provided = |what| Verdict::Provided(what);
     match interface {
+        // The contract's interfaces, of the versions that have them.
+        "corral:plugin/host" | "corral:plugin/types" | "corral:plugin/client"
+            if !contract_has(name) =>
+        {
+            Verdict::Unknown
+        }
         "corral:plugin/host" => provided("log and progress, to the client and the host log"),
         "corral:plugin/types" => provided("the plugin contract's types"),
+        "corral:plugin/client" => provided(
+            "asks the call's client only what it declared (elicitation, sampling, roots); bounded in size and count, waiting at most the input-wait limit",
+        ),
         "wasi:cli/stdout" | "wasi:cli/stderr" => {
             provided("captured, capped, and sent to the host log")
         }
@@ -121,6 +131,18 @@ fn verdict(name: &str, manifest: &Manifest) -> Verdict {
     }
 }
 
+/// Whether a contract version the host serves has the interface `name`
+/// (`corral:plugin/client@0.2.0`); `client` is new in 0.2.0.
+fn contract_has(name: &str) -> bool {
+    let Some((interface, version)) = name.split_once('@') else {
+        return false;
+    };
+    SUPPORTED
+        .iter()
+        .any(|contract| contract.version() == version)
+        && !(interface == "corral:plugin/client" && version == Contract::V0_1.version())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +158,11 @@ mod tests {
                 ("acme:secret/vault".into(), Verdict::Unknown),
             ],
         };
+        assert!(verdict("corral:plugin/client@0.2.0", &Manifest::default()).allowed());
+        assert!(verdict("corral:plugin/host@0.2.0", &Manifest::default()).allowed());
+        assert!(verdict("corral:plugin/host@0.1.0", &Manifest::default()).allowed());
+        assert!(!verdict("corral:plugin/client@0.1.0", &Manifest::default()).allowed());
+        assert!(!verdict("corral:plugin/host@0.3.0", &Manifest::default()).allowed());
         assert_eq!(
             refused.to_string(),
             "imports `wasi:http/outgoing-handler@0.2.0`, which needs a grant in its manifest: [http] allow = [\"host.example.com\"]; imports `acme:secret/vault`, which Corral does not provide"

@@ -9,11 +9,14 @@
 //! [`sandbox`] under its [`limits`] (`quota` for rates, `capture` for
 //! the guest's output streams, `http` for granted outgoing requests), and
 //! checks what came back (`output`); what the answer need not wait for
-//! follows it (`after_answer`). The results are `corral-tool` values:
+//! follows it (`after_answer`). A plugin of contract 0.2.0 may ask the
+//! call's client for input while it runs (`ask`); [`bindings`] serves
+//! both contract versions. The results are `corral-tool` values:
 //! this crate knows nothing of the protocol that serves them.
 
 mod after_answer;
-mod bindings;
+mod ask;
+pub mod bindings;
 pub mod cache;
 mod capture;
 mod http;
@@ -30,6 +33,8 @@ pub mod schema;
 pub mod units;
 mod validation;
 
+pub use ask::{MAX_ASK_BYTES, MAX_ASKS, MAX_REQUEST_BYTES, MAX_REQUESTS};
+pub use bindings::Contract;
 pub use limits::Limits;
 pub use manifest::{Manifest, ManifestError};
 pub use metadata::{is_valid_tool_name, printable};

@@ -11,8 +11,12 @@ pub struct Limits {
     pub fuel: u64,
     /// Linear memory across all of the instance's memories, in bytes.
     pub memory_bytes: usize,
-    /// Wall-clock time for instantiation plus the call.
+    /// Wall-clock time for instantiation plus the call, not counting the
+    /// time spent waiting for the client's answers.
     pub timeout: Duration,
+    /// How long one ask of the client (contract 0.2.0 `client.ask`) may
+    /// wait for its answers: a person may be filling in a form.
+    pub input_wait: Duration,
     /// Size of a call's result (content plus structured content), in bytes.
     pub output_bytes: usize,
     /// Calls of one plugin running at once; more are refused, not queued.
@@ -35,6 +39,7 @@ impl Default for Limits {
             fuel: 10_000_000_000,
             memory_bytes: 256 << 20,
             timeout: Duration::from_secs(30),
+            input_wait: Duration::from_secs(600),
             output_bytes: 4 << 20,
             concurrency: 32,
             validation_units: 4_000_000,

@@ -10,7 +10,8 @@
 //! [limits]
 //! fuel = 1_000_000_000     # CPU budget per call, in fuel units
 //! memory = "64 MiB"        # linear memory per call
-//! timeout = "10 s"         # wall-clock time per call
+//! timeout = "10 s"         # wall-clock time per call, waits for the client excepted
+//! input-wait = "5 min"     # how long one ask of the client may wait for its answers
 //! output = "1 MiB"         # size of a call's result
 //! concurrency = 4          # calls of this plugin running at once
 //! validation = 4_000_000   # work units to check one value against a schema
@@ -192,6 +193,8 @@ struct RawLimits {
     fuel: Option<Spanned<u64>>,
     memory: Option<Spanned<Size>>,
     timeout: Option<Spanned<String>>,
+    #[serde(rename = "input-wait")]
+    input_wait: Option<Spanned<String>>,
     output: Option<Spanned<Size>>,
     concurrency: Option<Spanned<u32>>,
     validation: Option<Spanned<u64>>,
@@ -242,11 +245,18 @@ impl RawLimits {
             }
         })?;
         let timeout = check(self.timeout, defaults.timeout, |text| {
-            let timeout = parse_duration(&text)?;
+            let timeout = parse_duration("timeout", &text)?;
             if timeout.is_zero() || timeout > Duration::from_secs(3600) {
                 return Err("timeout must be between 1 ms and 1 hour".into());
             }
             Ok(timeout)
+        })?;
+        let input_wait = check(self.input_wait, defaults.input_wait, |text| {
+            let wait = parse_duration("input-wait", &text)?;
+            if wait.is_zero() || wait > Duration::from_secs(3600) {
+                return Err("input-wait must be between 1 ms and 1 hour".into());
+            }
+            Ok(wait)
         })?;
         let output_bytes = check(self.output, defaults.output_bytes, |size| match parse_size(
             "output", size,
@@ -294,6 +304,7 @@ impl RawLimits {
             fuel,
             memory_bytes,
             timeout,
+            input_wait,
             output_bytes,
             concurrency,
             validation_units,
@@ -475,13 +486,14 @@ mod tests {
     #[test]
     fn limits_accept_units() {
         let manifest = parse(
-            "[limits]\nfuel = 1_000_000\nmemory = \"64 MiB\"\ntimeout = \"500 ms\"\noutput = 2048\nconcurrency = 2\nrate = 5\n",
+            "[limits]\nfuel = 1_000_000\nmemory = \"64 MiB\"\ntimeout = \"500 ms\"\ninput-wait = \"2 min\"\noutput = 2048\nconcurrency = 2\nrate = 5\n",
         )
         .unwrap();
         let limits = manifest.limits;
         assert_eq!(limits.fuel, 1_000_000);
         assert_eq!(limits.memory_bytes, 64 << 20);
         assert_eq!(limits.timeout, Duration::from_millis(500));
+        assert_eq!(limits.input_wait, Duration::from_secs(120));
         assert_eq!(limits.output_bytes, 2048);
         assert_eq!(limits.concurrency, 2);
         assert_eq!((limits.rate, limits.burst), (5.0, 5.0));

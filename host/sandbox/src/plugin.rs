@@ -13,13 +13,14 @@ use anyhow::{Context as _, Result, anyhow};
 use serde_json::{Map, Value};
 use tokio::sync::OwnedSemaphorePermit;
 
-use corral_tool::{CallEvent, CallOutput, Content, EventSink, LogLevel, ToolDef};
+use corral_tool::{CallContext, CallEvent, CallOutput, Content, LogLevel, ToolDef};
 
+use crate::bindings::Contract;
 use crate::bindings::PluginPre;
 use crate::manifest::Manifest;
 use crate::metadata::CheckedTool;
 use crate::quota::{TokenBucket, retry_after};
-use crate::sandbox::{CallState, Sandbox, Spent};
+use crate::sandbox::{CallState, Failure, Sandbox, Spent};
 use crate::units::group_digits;
 use crate::validation::Rejection;
 use crate::{imports, metadata, output, validation};
@@ -60,9 +61,10 @@ impl Plugin {
             .await?
             .context("not a valid WebAssembly component")?;
         let manifest = Manifest::for_plugin(path)?;
+        let contract = Contract::of(sandbox.engine(), &component)?;
         imports::check(sandbox.engine(), &component, &manifest)?;
         let pre = sandbox
-            .prepare(&component)
+            .prepare(&component, contract)
             .context("the component's imports cannot be satisfied")?;
         let listed = sandbox
             .list(&pre, &name, &manifest)
@@ -107,6 +109,11 @@ impl Plugin {
         self.tools.iter().map(|t| &t.def)
     }
 
+    /// The version of the plugin contract the plugin targets.
+    pub fn contract(&self) -> Contract {
+        self.pre.contract()
+    }
+
     /// The limits and grants the plugin runs under.
     pub fn manifest(&self) -> &Manifest {
         &self.manifest
@@ -125,8 +132,9 @@ impl Plugin {
         index: usize,
         name: &str,
         arguments: Map<String, Value>,
-        events: Option<EventSink>,
+        context: CallContext,
     ) -> CallOutput {
+        let events = context.events.clone();
         let started = Instant::now();
         let CallRecord {
             output,
@@ -135,7 +143,7 @@ impl Plugin {
             spent,
             arguments,
         } = self
-            .run(index, name, Value::Object(arguments), events.clone())
+            .run(index, name, Value::Object(arguments), context)
             .await;
         if outcome.is_host_event()
             && let (Some(events), Some(Content::Text { text, .. })) =
@@ -169,7 +177,7 @@ impl Plugin {
         index: usize,
         name: &str,
         arguments: Value,
-        events: Option<EventSink>,
+        context: CallContext,
     ) -> CallRecord {
         let tool = &self.tools[index];
         let limits = &self.manifest.limits;
@@ -207,7 +215,7 @@ impl Plugin {
             &self.manifest,
             &tool.def.name,
             &arguments_text,
-            events,
+            context,
         ))
         .await;
         let (output, outcome, fuel_used) = match run {
@@ -220,6 +228,14 @@ impl Plugin {
                     Outcome::Ok
                 };
                 (output, outcome, run.fuel_used)
+            }
+            Err(Failure::InputRequired) => {
+                // Not the plugin's answer, nor a failure: the protocol layer
+                // answers for the call (and discards this output).
+                tracing::debug!(plugin = %self.name, tool = %name, "call waits for the client's input");
+                let output =
+                    CallOutput::error(format!("Tool `{name}`: {}", Failure::InputRequired));
+                (output, Outcome::InputRequired, 0)
             }
             Err(failure) => {
                 tracing::warn!(plugin = %self.name, tool = %name, "call failed: {failure}");
@@ -392,6 +408,8 @@ enum Outcome {
     Refused(&'static str),
     /// The sandbox stopped the plugin (a limit or a trap).
     Failed(&'static str),
+    /// The run ended to wait for the client's input (see `ask`).
+    InputRequired,
 }
 
 impl Outcome {
@@ -400,6 +418,7 @@ impl Outcome {
             Outcome::Ok => "ok",
             Outcome::Error => "error",
             Outcome::InvalidArguments => "invalid-arguments",
+            Outcome::InputRequired => "input-required",
             Outcome::Refused(label) | Outcome::Failed(label) => label,
         }
     }
@@ -439,6 +458,8 @@ pub struct Inspection {
     pub name: String,
     pub bytes: u64,
     pub manifest: Manifest,
+    /// The contract version it targets, or why it targets none the host serves.
+    pub contract: Result<Contract, String>,
     /// Every import, with what the host does about it.
     pub imports: Vec<(String, imports::Verdict)>,
     /// The tools, or why the plugin would not load.
@@ -454,6 +475,7 @@ pub async fn inspect(sandbox: &Arc<Sandbox>, path: &Path) -> Result<Inspection> 
         .context("not a valid WebAssembly component")?;
     let manifest = Manifest::for_plugin(path)?;
     let imports = imports::review(sandbox.engine(), &component, &manifest);
+    let contract = Contract::of(sandbox.engine(), &component).map_err(|err| err.to_string());
     let tools = Plugin::load(sandbox, path)
         .await
         .map(|plugin| plugin.tools().cloned().collect())
@@ -462,6 +484,7 @@ pub async fn inspect(sandbox: &Arc<Sandbox>, path: &Path) -> Result<Inspection> 
         name: plugin_name(path),
         bytes: bytes.len() as u64,
         manifest,
+        contract,
         imports,
         tools,
     })

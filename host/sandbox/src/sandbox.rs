@@ -4,6 +4,10 @@
 //! A plugin sees no file, socket, environment variable, argument or host
 //! stdio: its stdout and stderr go into capped in-memory pipes that the host
 //! logs after the call. Clocks and random numbers are provided.
+//!
+//! A call's time limit counts compute only: while the plugin waits for its
+//! client's answers (`client.ask`, see `ask`), the limit is paused, and the
+//! wait is bounded by `input-wait` instead.
 
 use std::fmt;
 use std::future::{Future, poll_fn};
@@ -22,7 +26,8 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::after_answer::AfterAnswer;
-use crate::bindings::{self, PluginPre, tools, types};
+use crate::ask::{Asking, InputRequired, Pause};
+use crate::bindings::{self, Contract, PluginPre, client, tools, types};
 use crate::cache::CompileCache;
 use crate::capture::Captured;
 use crate::http::HttpPolicy;
@@ -30,7 +35,7 @@ use crate::limits::Limits;
 use crate::manifest::Manifest;
 use crate::quota::TokenBucket;
 use crate::units::{group_digits, human_bytes, human_duration};
-use corral_tool::{CallEvent, EventSink, LogLevel};
+use corral_tool::{CallContext, CallEvent, EventSink, LogLevel};
 
 /// How often the epoch advances. Running wasm yields to the async runtime at
 /// every tick, which bounds how late a timeout or a cancellation takes effect.
@@ -88,6 +93,9 @@ pub enum Failure {
         after: Duration,
     },
     StackOverflow,
+    /// The run ended waiting for the client's input, which the protocol
+    /// layer asks for (see `ask`): not a failure of the plugin's.
+    InputRequired,
     /// A trap or host error, with the guest's stderr when it said something
     /// (a Rust panic message, a Python traceback).
     Trap {
@@ -103,6 +111,7 @@ impl Failure {
             Failure::FuelExhausted { .. } => "fuel-limit",
             Failure::MemoryLimit { .. } => "memory-limit",
             Failure::TimedOut { .. } => "timeout",
+            Failure::InputRequired => "input-required",
             Failure::StackOverflow | Failure::Trap { .. } => "trap",
         }
     }
@@ -119,6 +128,7 @@ impl fmt::Display for Failure {
             }
             Failure::TimedOut { after } => write!(f, "timed out after {}", human_duration(*after)),
             Failure::StackOverflow => f.write_str("stack overflow (call stack exhausted)"),
+            Failure::InputRequired => InputRequired.fmt(f),
             Failure::Trap { message, stderr } if stderr.is_empty() => {
                 write!(f, "plugin trapped: {message}")
             }
@@ -226,9 +236,14 @@ impl Sandbox {
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
             .map_err(anyhow::Error::from)
             .context("linking WASI HTTP")?;
-        bindings::Plugin::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |state| state)
+        // Both contract versions' imports: a component resolves those of
+        // the version it targets.
+        bindings::v0_1::Plugin::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |state| state)
             .map_err(anyhow::Error::from)
-            .context("linking the host interface")?;
+            .context("linking the 0.1.0 host interface")?;
+        bindings::v0_2::Plugin::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |state| state)
+            .map_err(anyhow::Error::from)
+            .context("linking the 0.2.0 host and client interfaces")?;
 
         spawn_epoch_ticker(engine.weak());
         let global = TokenBucket::new(options.global_rate, options.global_rate.max(1.0));
@@ -283,12 +298,20 @@ impl Sandbox {
         }
     }
 
-    /// Resolves a component's imports once, so that each call only instantiates.
-    /// Fails, naming the import, when the component needs something the host
-    /// does not offer.
-    pub fn prepare(&self, component: &Component) -> Result<PluginPre<CallState>> {
+    /// Resolves a component's imports once, for the contract version it
+    /// targets ([`Contract::of`]), so that each call only instantiates.
+    /// Fails, naming the import, when the component needs something the
+    /// host does not offer.
+    pub fn prepare(
+        &self,
+        component: &Component,
+        contract: Contract,
+    ) -> Result<PluginPre<CallState>> {
         let pre = self.linker.instantiate_pre(component)?;
-        Ok(PluginPre::new(pre)?)
+        Ok(match contract {
+            Contract::V0_1 => PluginPre::V0_1(bindings::v0_1::PluginPre::new(pre)?),
+            Contract::V0_2 => PluginPre::V0_2(bindings::v0_2::PluginPre::new(pre)?),
+        })
     }
 
     /// Instantiates the plugin and calls `list`.
@@ -299,12 +322,9 @@ impl Sandbox {
         manifest: &Manifest,
     ) -> Result<Run<Vec<tools::Tool>>, Failure> {
         let limits = &manifest.limits;
-        let mut store = self.store(plugin, manifest, None)?;
-        let outcome = within(limits.timeout, async {
-            let instance = pre.instantiate_async(&mut store).await?;
-            instance.corral_plugin_tools().call_list(&mut store).await
-        })
-        .await;
+        let pause = Arc::new(Pause::default());
+        let mut store = self.store(plugin, manifest, CallContext::default(), pause.clone())?;
+        let outcome = within(limits.timeout, &pause, pre.list(&mut store)).await;
         finish(&mut store, limits, outcome)
     }
 
@@ -318,32 +338,33 @@ impl Sandbox {
         manifest: &Manifest,
         tool: &str,
         arguments: &str,
-        events: Option<EventSink>,
+        context: CallContext,
     ) -> (Result<Run<tools::CallResult>, Failure>, Option<Spent>) {
         let limits = &manifest.limits;
-        let mut store = match self.store(plugin, manifest, events) {
+        let pause = Arc::new(Pause::default());
+        let mut store = match self.store(plugin, manifest, context, pause.clone()) {
             Ok(store) => store,
             Err(failure) => return (Err(failure), None),
         };
-        let outcome = within(limits.timeout, async {
-            let instance = pre.instantiate_async(&mut store).await?;
-            instance
-                .corral_plugin_tools()
-                .call_call(&mut store, tool, arguments)
-                .await
-        })
+        let outcome = within(
+            limits.timeout,
+            &pause,
+            pre.call(&mut store, tool, arguments),
+        )
         .await;
         let run = finish(&mut store, limits, outcome);
         (run, Some(Spent { _store: store }))
     }
 
     /// A fresh store: the manifest's limits, and a WASI context holding
-    /// exactly what the manifest grants. Stdio goes to capped captures.
+    /// exactly what the manifest grants. Stdio goes to capped captures;
+    /// events and asks to the call's context.
     fn store(
         &self,
         plugin: &Arc<str>,
         manifest: &Manifest,
-        events: Option<EventSink>,
+        context: CallContext,
+        pause: Arc<Pause>,
     ) -> Result<Store<CallState>, Failure> {
         let limits = &manifest.limits;
         let stdout = Captured::new(CAPTURE_BYTES);
@@ -379,7 +400,13 @@ impl Sandbox {
             table: ResourceTable::new(),
             memory: MemoryLimiter::new(limits.memory_bytes),
             plugin: plugin.clone(),
-            events,
+            events: context.events,
+            asking: Asking::new(
+                context.client,
+                limits.input_wait,
+                limits.validation_units,
+                pause,
+            ),
             log_events: 0,
             progress_events: 0,
             event_bytes: 0,
@@ -408,21 +435,39 @@ impl Sandbox {
 /// A run that reached its time limit.
 struct Elapsed;
 
-/// Runs `work` for at most `limit`. The timer is armed only once `work`
+/// Runs `work` for at most `limit`, not counting the time it spends
+/// waiting for its client (`pause`). The timer is armed only once `work`
 /// first waits (on host I/O, or at an epoch tick): most calls end within
 /// their first poll and never touch the runtime's timer wheel, whose every
 /// registration wakes the worker thread parked in the I/O driver, a
 /// cross-thread wake-up on the path of every call.
-async fn within<F: Future>(limit: Duration, work: F) -> Result<F::Output, Elapsed> {
-    let deadline = tokio::time::Instant::now() + limit;
+///
+/// While an ask waits the timer is not polled (the ask has its own limit,
+/// and wakes `work` when it ends); after, the deadline is pushed back by
+/// the time waited.
+async fn within<F: Future>(limit: Duration, pause: &Pause, work: F) -> Result<F::Output, Elapsed> {
+    let start = tokio::time::Instant::now();
     let mut work = pin!(work);
-    let mut timer: Option<Pin<Box<tokio::time::Sleep>>> = None;
+    let mut timer: Option<(Pin<Box<tokio::time::Sleep>>, Duration)> = None;
     poll_fn(|cx| {
         if let Poll::Ready(output) = work.as_mut().poll(cx) {
             return Poll::Ready(Ok(output));
         }
-        let timer = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
-        timer.as_mut().poll(cx).map(|()| Err(Elapsed))
+        if pause.waiting() {
+            return Poll::Pending;
+        }
+        let waited = pause.waited();
+        let (sleep, armed_with) = timer.get_or_insert_with(|| {
+            (
+                Box::pin(tokio::time::sleep_until(start + limit + waited)),
+                waited,
+            )
+        });
+        if *armed_with != waited {
+            sleep.as_mut().reset(start + limit + waited);
+            *armed_with = waited;
+        }
+        sleep.as_mut().poll(cx).map(|()| Err(Elapsed))
     })
     .await
 }
@@ -447,6 +492,9 @@ fn finish<T>(
 }
 
 fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits, stderr: String) -> Failure {
+    if err.downcast_ref::<InputRequired>().is_some() {
+        return Failure::InputRequired;
+    }
     match err.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => Failure::FuelExhausted {
             budget: limits.fuel,
@@ -500,6 +548,8 @@ pub struct CallState {
     memory: MemoryLimiter,
     plugin: Arc<str>,
     events: Option<EventSink>,
+    /// The call's client, and what the plugin asked of it.
+    asking: Asking,
     log_events: u32,
     progress_events: u32,
     /// Bytes of log and progress messages sent so far.
@@ -573,7 +623,7 @@ impl WasiHttpView for CallState {
 
 impl types::Host for CallState {}
 
-impl bindings::corral::plugin::host::Host for CallState {
+impl bindings::v0_1::corral::plugin::host::Host for CallState {
     fn log(&mut self, level: types::LogLevel, mut message: String) {
         self.log_events = self.log_events.saturating_add(1);
         truncate_utf8(&mut message, MAX_LOG_MESSAGE);
@@ -611,6 +661,30 @@ impl bindings::corral::plugin::host::Host for CallState {
             total,
             message,
         });
+    }
+}
+
+/// Contract 0.2.0's `host` is 0.1.0's.
+impl bindings::v0_2::corral::plugin::host::Host for CallState {
+    fn log(&mut self, level: types::LogLevel, message: String) {
+        bindings::v0_1::corral::plugin::host::Host::log(self, level, message)
+    }
+
+    fn progress(&mut self, done: f64, total: Option<f64>, message: Option<String>) {
+        bindings::v0_1::corral::plugin::host::Host::progress(self, done, total, message)
+    }
+}
+
+impl client::Host for CallState {
+    fn capabilities(&mut self) -> client::ClientCapabilities {
+        self.asking.capabilities()
+    }
+
+    async fn ask(
+        &mut self,
+        requests: Vec<client::InputRequest>,
+    ) -> WasmResult<Result<Vec<client::InputResponse>, client::AskError>> {
+        self.asking.ask(requests).await
     }
 }
 

@@ -68,16 +68,16 @@ pub fn parse_bytes(what: &str, text: &str) -> Result<u64, String> {
 }
 
 /// "10 s" -> 10 seconds; units ms, s, m (or min).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub fn parse_duration(what: &str, text: &str) -> Result<Duration, String> {
     let (number, unit) = split_number(text);
-    let number: u64 = number.parse().map_err(|_| {
-        format!("timeout `{text}` is not a duration such as \"10 s\" or \"500 ms\"")
-    })?;
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("{what} `{text}` is not a duration such as \"10 s\" or \"500 ms\""))?;
     match unit {
         "ms" => Ok(Duration::from_millis(number)),
         "s" => Ok(Duration::from_secs(number)),
-        "m" | "min" => Ok(Duration::from_secs(number * 60)),
-        other => Err(format!("timeout: unknown unit `{other}` (use ms, s or m)")),
+        "m" | "min" => Ok(Duration::from_secs(number.saturating_mul(60))),
+        other => Err(format!("{what}: unknown unit `{other}` (use ms, s or m)")),
     }
 }
 
@@ -110,7 +110,13 @@ mod tests {
                 .unwrap_err()
                 .contains("unknown unit `MB`")
         );
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("2 m"), Ok(Duration::from_secs(120)));
+        assert_eq!(
+            parse_duration("timeout", "500ms"),
+            Ok(Duration::from_millis(500))
+        );
+        assert_eq!(
+            parse_duration("timeout", "2 m"),
+            Ok(Duration::from_secs(120))
+        );
     }
 }

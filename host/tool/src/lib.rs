@@ -12,7 +12,12 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 
+pub mod client;
 pub mod header_param;
+
+pub use client::{
+    Answers, AskError, AskFuture, CallContext, Client, ClientCapabilities, InputKind, InputRequest,
+};
 
 /// A tool as served to clients, after validation.
 #[derive(Debug, Clone, PartialEq)]
@@ -250,12 +255,13 @@ pub trait ToolHost: Send + Sync + 'static {
     fn tools(&self) -> Arc<[ToolDef]>;
 
     /// Runs a tool. Problems with the call itself (bad arguments, limits,
-    /// traps) are tool execution errors inside the output.
+    /// traps) are tool execution errors inside the output. The tool's
+    /// events go to `context.events`; it may ask `context.client` for input.
     fn call(
         &self,
         name: &str,
         arguments: Map<String, Value>,
-        events: Option<EventSink>,
+        context: CallContext,
     ) -> impl Future<Output = Result<CallOutput, UnknownTool>> + Send;
 
     /// Resolves once the first tool list is known. `tools/list` and

@@ -212,35 +212,50 @@ fn bounded_outbox(sender: mpsc::UnboundedSender<Value>, unsent: Arc<AtomicUsize>
 /// The end of an exchange, run when it is dropped: requests left
 /// unanswered (the client closed the connection) are cancelled, as
 /// `notifications/cancelled` would, and a stateless exchange's session
-/// finishes in the background.
+/// finishes in the background. A legacy session's requests are not
+/// cancelled (that era's spec: a disconnection is no cancellation), but
+/// those that ask the client for input learn at once that it is gone.
 struct ExchangeEnd<H: ToolHost> {
     session: Arc<Session<H>>,
-    /// The requests cancelled if the exchange ends unanswered.
+    /// The requests ended if the exchange ends unanswered.
     request_ids: Vec<Value>,
-    /// Whether the session ends with the exchange (a stateless one).
-    finish_session: bool,
+    how: Ending,
     answered: bool,
+}
+
+/// What an exchange that ends unanswered does to its requests.
+#[derive(Clone, Copy, PartialEq)]
+enum Ending {
+    /// A stateless exchange: its requests are cancelled and its session ends.
+    Stateless,
+    /// A legacy session's listen streams: cancelled.
+    Listen,
+    /// A legacy session's other requests: they go on, but cannot ask the
+    /// client anything any more.
+    Unreachable,
 }
 
 impl<H: ToolHost> ExchangeEnd<H> {
     /// What ends with an exchange of `era`, if anything: a stateless
-    /// exchange's requests and session; a legacy session's listen requests.
+    /// exchange's requests and session; a legacy session's listen requests,
+    /// and its other requests' asks of the client.
     fn of(era: Era, session: &Arc<Session<H>>, summary: &FrameSummary) -> Option<Self> {
-        match era {
-            Era::Stateless => Some(ExchangeEnd {
-                session: session.clone(),
-                request_ids: summary.request_ids.clone(),
-                finish_session: true,
-                answered: false,
-            }),
-            Era::Legacy if !summary.listen_ids.is_empty() => Some(ExchangeEnd {
-                session: session.clone(),
-                request_ids: summary.listen_ids.clone(),
-                finish_session: false,
-                answered: false,
-            }),
-            Era::Legacy => None,
-        }
+        let (request_ids, how) = match era {
+            Era::Stateless => (summary.request_ids.clone(), Ending::Stateless),
+            Era::Legacy if !summary.listen_ids.is_empty() => {
+                (summary.listen_ids.clone(), Ending::Listen)
+            }
+            Era::Legacy if !summary.request_ids.is_empty() => {
+                (summary.request_ids.clone(), Ending::Unreachable)
+            }
+            Era::Legacy => return None,
+        };
+        Some(ExchangeEnd {
+            session: session.clone(),
+            request_ids,
+            how,
+            answered: false,
+        })
     }
 
     /// Marks the exchange answered: nothing is cancelled when it ends.
@@ -253,8 +268,14 @@ impl<H: ToolHost> ExchangeEnd<H> {
 
 impl<H: ToolHost> Drop for ExchangeEnd<H> {
     fn drop(&mut self) {
-        if !self.answered {
-            let what = if self.finish_session {
+        if !self.answered && self.how == Ending::Unreachable {
+            tracing::debug!(
+                "the client left: its requests {:?} can no longer ask it anything",
+                self.request_ids
+            );
+            self.session.connection_closed(&self.request_ids);
+        } else if !self.answered {
+            let what = if self.how == Ending::Stateless {
                 "stateless"
             } else {
                 "listen"
@@ -273,7 +294,7 @@ impl<H: ToolHost> Drop for ExchangeEnd<H> {
                 );
             }
         }
-        if self.finish_session {
+        if self.how == Ending::Stateless {
             let session = self.session.clone();
             tokio::spawn(async move { session.finish().await });
         }

@@ -41,6 +41,14 @@
 //! ends when its work is done. A POST of only notifications or responses
 //! gets 202 and no body.
 //!
+//! So a legacy `tools/call` whose tool asks the client for input is
+//! answered with an SSE stream: the server's requests (`elicitation/create`,
+//! `sampling/createMessage`, `roots/list`) go on it, the client POSTs each
+//! response in its session (202), and the call's own response ends the
+//! stream. A stateless call that asks is answered at once instead, with
+//! `input_required` (one JSON body), or -32021 (400) for a capability the
+//! request did not declare.
+//!
 //! # Security
 //!
 //! Every request passes, in order: the Host check (DNS rebinding: on a

@@ -306,7 +306,7 @@ mod tests {
         assert_eq!((request.id, request.method.as_str()), (json!(1), "ping"));
         assert!(matches!(
             parse_frame(r#"{"jsonrpc":"2.0","id":2,"result":{"n":-1e400}}"#),
-            Frame::Single(Incoming::Response)
+            Frame::Single(Incoming::Response(response)) if response.outcome == Ok(Value::Null)
         ));
     }
 

@@ -6,6 +6,7 @@
 
 mod support;
 
+mod asks;
 mod batches;
 mod calls;
 mod events;

@@ -2,14 +2,18 @@
 //! conformance suite (npm `@modelcontextprotocol/conformance`) call by name,
 //! answering exactly what each scenario's description asks for.
 //!
-//! Scenarios that need the server to send requests to the client (sampling,
-//! elicitation, `input_required` results) have no tool here: the plugin
-//! contract gives a plugin no way to ask the client anything.
+//! The tools of the scenarios that need the server to ask the client
+//! (sampling, elicitation, roots; `input_required` results in 2026-07-28)
+//! are in [`asking`]; they use the fixed keys and the exact requests the
+//! suite looks for.
+
+mod asking;
 
 use std::borrow::Cow;
 use std::thread::sleep;
 use std::time::Duration;
 
+use asking::*;
 use corral_sdk::{Audio, CallResult, Image, NoArgs, Tool, ToolError, log, plugin, progress};
 use schemars::{JsonSchema, SchemaGenerator};
 
@@ -93,6 +97,30 @@ fn tool_with_logging(_: NoArgs) -> &'static str {
 fn logging_tool(_: NoArgs) -> &'static str {
     log::info("test_logging_tool: a log message");
     "logged one info message"
+}
+
+/// Where the conformance test grants the served folder (tests/conformance.rs).
+const SERVED: &str = "/served";
+
+/// For the stateless scenario's check that a listen stream hears of a
+/// tool list change: turns the spare plugin in the served folder on or
+/// off by renaming it (`spare.wasm.off` <-> `spare.wasm`), which the
+/// server's hot reload sees like any other change to its folder.
+fn trigger_tool_change(_: NoArgs) -> Result<&'static str, ToolError> {
+    let on = std::path::Path::new(SERVED).join("spare.wasm");
+    let off = std::path::Path::new(SERVED).join("spare.wasm.off");
+    let (from, to, said) = if on.exists() {
+        (on, off, "turned the spare plugin off: its tools are gone")
+    } else {
+        (off, on, "turned the spare plugin on: its tools are served")
+    };
+    std::fs::rename(&from, &to).map_err(|error| {
+        ToolError::new(format!(
+            "renaming {} needs the served folder granted as {SERVED} with spare.wasm.off in it: {error}",
+            from.display()
+        ))
+    })?;
+    Ok(said)
 }
 
 fn tool_with_progress(_: NoArgs) -> &'static str {
@@ -208,6 +236,8 @@ plugin! {
         .description("Logs three info messages 50 ms apart, then answers."),
     Tool::new("test_logging_tool", logging_tool)
         .description("Logs one info message, then answers."),
+    Tool::new("test_trigger_tool_change", trigger_tool_change)
+        .description("Turns a spare plugin in the served folder on or off, so that the tool list changes."),
     Tool::new("test_tool_with_progress", tool_with_progress)
         .description("Reports progress 0, 50 and 100 of 100, 50 ms apart, then answers."),
     Tool::new("test_error_handling", error_handling)
@@ -216,4 +246,32 @@ plugin! {
         .description("Tool with JSON Schema 2020-12 features"),
     Tool::new("test_custom_header", custom_header)
         .description("Echoes its region, which clients mirror into the Mcp-Param-Region header."),
+    Tool::new("test_sampling", sampling)
+        .description("Asks the client's model to answer the prompt (sampling), then returns its reply."),
+    Tool::new("test_elicitation", elicitation)
+        .description("Asks the user for a username and an email (elicitation), then returns the answer."),
+    Tool::new("test_elicitation_sep1034_defaults", elicitation_defaults)
+        .description("Asks the user a form whose every field has a default (SEP-1034)."),
+    Tool::new("test_elicitation_sep1330_enums", elicitation_enums)
+        .description("Asks the user a form with every kind of choice (SEP-1330)."),
+    Tool::new("test_input_required_result_elicitation", input_required_elicitation)
+        .description("Asks the user's name under the key user_name, then greets them."),
+    Tool::new("test_input_required_result_sampling", input_required_sampling)
+        .description("Asks the client's model the capital of France under the key capital_question."),
+    Tool::new("test_input_required_result_list_roots", input_required_list_roots)
+        .description("Asks the client's roots under the key client_roots, then lists them."),
+    Tool::new("test_input_required_result_request_state", input_required_request_state)
+        .description("Asks for a confirmation under the key confirm; answers state-ok once confirmed."),
+    Tool::new("test_input_required_result_multiple_inputs", input_required_multiple_inputs)
+        .description("Asks a name, a greeting from the model and the roots in one round."),
+    Tool::new("test_input_required_result_multi_round", input_required_multi_round)
+        .description("Asks a name (step1), then a favorite color (step2): two rounds."),
+    Tool::new("test_input_required_result_tampered_state", input_required_tampered_state)
+        .description("Asks for a confirmation under the key confirm, for the tampered-state check."),
+    Tool::new("test_input_required_result_capabilities", input_required_capabilities)
+        .description("Asks only what the client declared: sampling, elicitation and roots as available."),
+    Tool::new("test_missing_capability", missing_capability)
+        .description("Asks the client's model without checking that the client declared sampling."),
+    Tool::new("test_streaming_elicitation", streaming_elicitation)
+        .description("Asks the user a question (elicitation)."),
 }

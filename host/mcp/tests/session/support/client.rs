@@ -132,6 +132,11 @@ impl Client {
         self.session.end_listen_streams();
     }
 
+    /// Requests the session sent the client that wait for its response.
+    pub fn requests_to_client(&self) -> usize {
+        self.session.requests_to_client()
+    }
+
     /// Ends the session as a transport does when its input closes.
     pub async fn finish(&self) {
         timeout(PATIENCE, self.session.finish())

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use corral_mcp::{HostEvents, HostLog, ToolHost, UnknownTool};
 use corral_tool::{
-    Annotations, CallEvent, CallOutput, Content, EventSink, Icon, LogLevel, ResourceContents, Role,
-    TaskSupport, ToolAnnotations, ToolDef,
+    Annotations, AskError, CallContext, CallEvent, CallOutput, Client, Content, Icon, InputKind,
+    InputRequest, LogLevel, ResourceContents, Role, TaskSupport, ToolAnnotations, ToolDef,
 };
 use serde_json::{Map, Value, json};
 use tokio::sync::{Notify, broadcast, watch};
@@ -127,6 +127,79 @@ pub fn roster() -> ToolDef {
     )
 }
 
+/// `greet`: asks the client for a name (an elicitation form, key
+/// `user_name`), then answers "Hello, NAME!"; a declined form is "Hello,
+/// stranger!", and an [`AskError`] a tool error with its Debug text.
+pub fn greet() -> ToolDef {
+    tool("greet", "Asks for a name", json!({ "type": "object" }))
+}
+
+/// `survey`: asks two rounds, the name (`step1`) then the favourite colour
+/// (`step2`), and answers "NAME likes COLOR".
+pub fn survey() -> ToolDef {
+    tool("survey", "Asks twice", json!({ "type": "object" }))
+}
+
+/// `context`: one ask of two requests, a sampling (`question`) and the
+/// roots (`client_roots`); answers both results as JSON text.
+pub fn context() -> ToolDef {
+    tool(
+        "context",
+        "Samples and lists roots at once",
+        json!({ "type": "object" }),
+    )
+}
+
+/// `visit`: asks the client to visit a URL (an elicitation in URL mode,
+/// key `visit`), and answers the result's action.
+pub fn visit() -> ToolDef {
+    tool(
+        "visit",
+        "Sends the user to a URL",
+        json!({ "type": "object" }),
+    )
+}
+
+/// `capabilities`: answers what the client declared, as the Debug text of
+/// its [`corral_tool::ClientCapabilities`], asking nothing.
+pub fn capabilities() -> ToolDef {
+    tool(
+        "capabilities",
+        "Tells what the client can answer",
+        json!({ "type": "object" }),
+    )
+}
+
+/// `marathon`: asks one elicitation after another (keys `r1`, `r2`...)
+/// until one fails, then answers how many were answered and why it stopped.
+pub fn marathon() -> ToolDef {
+    tool("marathon", "Asks without end", json!({ "type": "object" }))
+}
+
+/// `moody`: asks a question that differs on every run (it counts its
+/// runs), as a tool whose questions depend on the time or chance does.
+pub fn moody() -> ToolDef {
+    tool(
+        "moody",
+        "Asks something new every time",
+        json!({ "type": "object" }),
+    )
+}
+
+/// The tools that ask the client (not in the [`catalog`]: a host serves
+/// them with [`FakeHost::serving`]).
+pub fn asking() -> Vec<ToolDef> {
+    vec![
+        greet(),
+        survey(),
+        context(),
+        visit(),
+        capabilities(),
+        marathon(),
+        moody(),
+    ]
+}
+
 /// Every tool above, in the order they are listed.
 pub fn catalog() -> Vec<ToolDef> {
     vec![
@@ -232,11 +305,15 @@ impl ToolHost for FakeHost {
         &self,
         name: &str,
         arguments: Map<String, Value>,
-        events: Option<EventSink>,
+        context: CallContext,
     ) -> Result<CallOutput, UnknownTool> {
         if !self.tools().iter().any(|tool| tool.name == name) {
             return Err(UnknownTool);
         }
+        if let Some(output) = asking_call(name, context.client.as_deref()).await {
+            return Ok(output);
+        }
+        let events = context.events;
         let report = |event| {
             if let Some(events) = &events {
                 events(event)
@@ -298,6 +375,143 @@ impl ToolHost for FakeHost {
             logs: self.logs.subscribe(),
         })
     }
+}
+
+/// An elicitation form asking `message`, with one required string field.
+pub fn form(key: &str, message: &str, field: &str) -> InputRequest {
+    let params = json!({
+        "mode": "form",
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": { field: { "type": "string" } },
+            "required": [field],
+        },
+    });
+    InputRequest {
+        key: key.into(),
+        kind: InputKind::ElicitForm,
+        params: params.as_object().unwrap().clone(),
+    }
+}
+
+/// The sampling request of `context`.
+pub fn question() -> InputRequest {
+    let params = json!({
+        "messages": [{ "role": "user", "content": { "type": "text", "text": "What is the capital of France?" } }],
+        "maxTokens": 100,
+    });
+    InputRequest {
+        key: "question".into(),
+        kind: InputKind::Sample,
+        params: params.as_object().unwrap().clone(),
+    }
+}
+
+/// The roots request of `context`.
+pub fn roots_request() -> InputRequest {
+    InputRequest {
+        key: "client_roots".into(),
+        kind: InputKind::ListRoots,
+        params: Map::new(),
+    }
+}
+
+/// The URL elicitation of `visit`.
+pub fn url_request() -> InputRequest {
+    let params = json!({
+        "mode": "url",
+        "message": "Sign in",
+        "url": "https://example.com/login",
+        "elicitationId": "login-1",
+    });
+    InputRequest {
+        key: "visit".into(),
+        kind: InputKind::ElicitUrl,
+        params: params.as_object().unwrap().clone(),
+    }
+}
+
+/// The field `field` of an accepted elicitation, "stranger" when declined.
+fn field(answer: &Map<String, Value>, field: &str) -> String {
+    answer
+        .get("content")
+        .and_then(|content| content.get(field))
+        .and_then(Value::as_str)
+        .unwrap_or("stranger")
+        .to_string()
+}
+
+/// The output of the tools that ask the client, or `None` for the others.
+async fn asking_call(name: &str, client: Option<&dyn Client>) -> Option<CallOutput> {
+    if !asking().iter().any(|tool| tool.name == name) {
+        return None;
+    }
+    let Some(client) = client else {
+        return Some(CallOutput::error("no client to ask"));
+    };
+    let failed = |error: AskError| CallOutput::error(format!("{error:?}"));
+    Some(match name {
+        "greet" => match client
+            .ask(vec![form("user_name", "What is your name?", "name")])
+            .await
+        {
+            Ok(answers) => text(format!("Hello, {}!", field(&answers[0], "name"))),
+            Err(error) => failed(error),
+        },
+        "survey" => {
+            let first = form("step1", "Step 1: What is your name?", "name");
+            let name = match client.ask(vec![first]).await {
+                Ok(answers) => field(&answers[0], "name"),
+                Err(error) => return Some(failed(error)),
+            };
+            let second = form("step2", "Step 2: What is your favorite color?", "color");
+            match client.ask(vec![second]).await {
+                Ok(answers) => text(format!("{name} likes {}", field(&answers[0], "color"))),
+                Err(error) => failed(error),
+            }
+        }
+        "context" => match client.ask(vec![question(), roots_request()]).await {
+            Ok(answers) => {
+                text(Value::Array(answers.into_iter().map(Value::Object).collect()).to_string())
+            }
+            Err(error) => failed(error),
+        },
+        "visit" => match client.ask(vec![url_request()]).await {
+            Ok(answers) => text(
+                answers[0]
+                    .get("action")
+                    .cloned()
+                    .unwrap_or_default()
+                    .to_string(),
+            ),
+            Err(error) => failed(error),
+        },
+        "capabilities" => text(format!("{:?}", client.capabilities())),
+        "marathon" => {
+            let mut answered = 0;
+            loop {
+                let round = answered + 1;
+                let ask = form(&format!("r{round}"), &format!("Round {round}"), "x");
+                match client.ask(vec![ask]).await {
+                    Ok(_) => answered += 1,
+                    Err(error) => break text(format!("{answered} answered, then {error:?}")),
+                }
+            }
+        }
+        "moody" => {
+            static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            match client
+                .ask(vec![form("mood", &format!("Question {run}"), "x")])
+                .await
+            {
+                Ok(_) => text("answered".into()),
+                Err(error) => failed(error),
+            }
+        }
+        _ => unreachable!("{name} is one of the asking tools"),
+    })
 }
 
 fn text(text: String) -> CallOutput {

@@ -1,0 +1,345 @@
+//! Asking in the legacy era: the server sends the client JSON-RPC requests
+//! while a `tools/call` runs, and waits for the responses.
+//!
+//! A request goes out on the call's own outbox (stdout on stdio; the
+//! POST's SSE stream over HTTP, so it reaches the client that made the
+//! call), with an id of the session's own choosing ("corral-N"), registered
+//! in the session's [`Pending`] map. The client's response comes back as any
+//! message does (a line on stdin; a POST in the session) and is matched by
+//! the JSON text of its id.
+//!
+//! Every waiting request is bounded: at most [`MAX_PENDING`] per session;
+//! the wait itself is bounded by whoever awaits the ask (the sandbox's
+//! `input-wait`); dropping the ask (that timeout, a cancelled call) takes its
+//! requests out of the map and tells the client they are cancelled; when
+//! the session ends, every waiting ask fails at once, so a call waiting on a
+//! client that is gone does not hold the session open; and when the
+//! connection a call came on closes (a legacy HTTP POST whose stream the
+//! client dropped), the call's asks fail at once and so do its later ones:
+//! its requests and its result could no longer reach the client.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+
+use crate::Revision;
+use crate::jsonrpc::{self, Outbox, Response};
+use corral_tool::{AskError, AskFuture, Client, ClientCapabilities, InputRequest};
+
+/// The most requests of one session waiting for the client at once.
+pub const MAX_PENDING: usize = 64;
+
+/// One request's answer, with its place among its ask's requests.
+type Answer = (usize, Result<Map<String, Value>, AskError>);
+
+/// What one waiting request's answer is sent to: its ask's channel, with
+/// its place among the ask's requests.
+struct Waiter {
+    index: usize,
+    answers: mpsc::UnboundedSender<Answer>,
+    /// The JSON text of the id of the call that asks.
+    caller: String,
+}
+
+#[derive(Default)]
+struct Waiting {
+    by_id: HashMap<String, Waiter>,
+    /// Calls whose connection closed, by the JSON text of their ids: they
+    /// may ask no more. Each leaves the set when its client is dropped (its
+    /// call is over), so it holds at most the calls in flight.
+    unreachable: HashSet<String>,
+    /// Set when the session ends: no more asks.
+    closed: bool,
+}
+
+/// The requests a session sent its client and waits for, by the JSON text
+/// of their ids.
+#[derive(Default)]
+pub struct Pending {
+    /// Numbers the requests: "corral-1", "corral-2"...
+    next: AtomicU64,
+    waiting: Mutex<Waiting>,
+}
+
+impl Pending {
+    /// Hands the client's `response` to the request it answers; a response
+    /// to nothing waiting (late, cancelled, never sent) is ignored.
+    pub fn resolve(&self, response: Response) {
+        let waiter = self
+            .waiting
+            .lock()
+            .unwrap()
+            .by_id
+            .remove(&response.id.to_string());
+        let Some(waiter) = waiter else {
+            tracing::debug!(
+                "ignoring a response to {}: no request of this session waits for it",
+                response.id
+            );
+            return;
+        };
+        let answer = match response.outcome {
+            Ok(Value::Object(result)) => Ok(result),
+            Ok(other) => Err(AskError::Failed(format!(
+                "the client's result is not an object: {}",
+                truncated(&other.to_string())
+            ))),
+            Err(error) => Err(AskError::Failed(error.message)),
+        };
+        // The ask may have gone meanwhile; then no one needs the answer.
+        let _ = waiter.answers.send((waiter.index, answer));
+    }
+
+    /// Ends every wait with [`AskError::Unavailable`], and every ask from now
+    /// on: the session is over, no answer can come.
+    pub fn close(&self) {
+        let waiters: Vec<Waiter> = {
+            let mut waiting = self.waiting.lock().unwrap();
+            waiting.closed = true;
+            waiting.by_id.drain().map(|(_, waiter)| waiter).collect()
+        };
+        for waiter in waiters {
+            let _ = waiter.answers.send((
+                waiter.index,
+                Err(AskError::Unavailable(
+                    "the client's session ended before it answered".into(),
+                )),
+            ));
+        }
+    }
+
+    /// The connection call `caller` (the JSON text of its id) came on has
+    /// closed: its waiting asks fail at once, and so do its later ones.
+    pub fn unreachable(&self, caller: &str) {
+        let waiters: Vec<Waiter> = {
+            let mut waiting = self.waiting.lock().unwrap();
+            waiting.unreachable.insert(caller.to_string());
+            let ids: Vec<String> = waiting
+                .by_id
+                .iter()
+                .filter(|(_, waiter)| waiter.caller == caller)
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.iter()
+                .filter_map(|id| waiting.by_id.remove(id))
+                .collect()
+        };
+        for waiter in waiters {
+            let _ = waiter
+                .answers
+                .send((waiter.index, Err(AskError::Unavailable(UNREACHABLE.into()))));
+        }
+    }
+
+    /// How many requests wait.
+    pub fn len(&self) -> usize {
+        self.waiting.lock().unwrap().by_id.len()
+    }
+
+    /// Registers `count` requests answered to `answers`: their ids, or why
+    /// they cannot be sent.
+    fn register(
+        &self,
+        count: usize,
+        answers: &mpsc::UnboundedSender<Answer>,
+        caller: &str,
+    ) -> Result<Vec<Value>, AskError> {
+        let mut waiting = self.waiting.lock().unwrap();
+        if waiting.closed {
+            return Err(AskError::Unavailable(
+                "the client's session has ended".into(),
+            ));
+        }
+        if waiting.unreachable.contains(caller) {
+            return Err(AskError::Unavailable(UNREACHABLE.into()));
+        }
+        if waiting.by_id.len() + count > MAX_PENDING {
+            return Err(AskError::Unavailable(format!(
+                "too many requests wait for this client already (at most {MAX_PENDING} per session); try again once it has answered some"
+            )));
+        }
+        let ids = (0..count)
+            .map(|index| {
+                let number = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+                let id = Value::String(format!("corral-{number}"));
+                waiting.by_id.insert(
+                    id.to_string(),
+                    Waiter {
+                        index,
+                        answers: answers.clone(),
+                        caller: caller.to_string(),
+                    },
+                );
+                id
+            })
+            .collect();
+        Ok(ids)
+    }
+}
+
+/// Takes an ask's requests out of the map when the ask ends, however it
+/// ends; those still unanswered (the ask was dropped: timed out, its call
+/// cancelled) are cancelled with the client too, so that it stops asking
+/// its user.
+struct Registered<'a> {
+    pending: &'a Pending,
+    ids: Vec<Value>,
+    reply: &'a Outbox,
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        let unanswered: Vec<&Value> = {
+            let mut waiting = self.pending.waiting.lock().unwrap();
+            self.ids
+                .iter()
+                .filter(|id| waiting.by_id.remove(&id.to_string()).is_some())
+                .collect()
+        };
+        for id in unanswered {
+            (self.reply)(jsonrpc::notification(
+                "notifications/cancelled",
+                Some(json!({
+                    "requestId": id,
+                    "reason": "the tool no longer waits for this answer",
+                })),
+            ));
+        }
+    }
+}
+
+/// Why a call whose connection closed gets no answer.
+const UNREACHABLE: &str =
+    "the connection this call came on has closed: the client can no longer be asked";
+
+/// The client of one legacy `tools/call`: asks go to its outbox.
+pub struct LegacyClient {
+    pending: Arc<Pending>,
+    /// The JSON text of the call's id.
+    caller: String,
+    capabilities: ClientCapabilities,
+    revision: Revision,
+    reply: Outbox,
+}
+
+impl LegacyClient {
+    /// The client of a call in `revision`, whose client declared
+    /// `declared` at `initialize`, answered through `reply`.
+    pub fn new(
+        pending: Arc<Pending>,
+        caller: &Value,
+        declared: ClientCapabilities,
+        revision: Revision,
+        reply: Outbox,
+    ) -> LegacyClient {
+        LegacyClient {
+            pending,
+            caller: caller.to_string(),
+            capabilities: in_revision(declared, revision),
+            revision,
+            reply,
+        }
+    }
+
+    async fn ask_all(
+        &self,
+        requests: Vec<InputRequest>,
+    ) -> Result<Vec<Map<String, Value>>, AskError> {
+        if let Some(request) = requests
+            .iter()
+            .find(|request| !self.capabilities.allows(request.kind))
+        {
+            return Err(AskError::Undeclared(request.kind.capability()));
+        }
+        if requests.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (sender, mut answers) = mpsc::unbounded_channel();
+        let ids = self
+            .pending
+            .register(requests.len(), &sender, &self.caller)?;
+        drop(sender);
+        let _registered = Registered {
+            pending: &self.pending,
+            ids: ids.clone(),
+            reply: &self.reply,
+        };
+        let count = requests.len();
+        for (id, request) in ids.into_iter().zip(requests) {
+            let mut params = request.params;
+            if self.revision < Revision::V2025_11_25 {
+                // `mode` arrived with URL mode in 2025-11-25; before, every
+                // elicitation is a form.
+                params.remove("mode");
+            }
+            (self.reply)(json!({
+                "jsonrpc": "2.0",
+                "id": id,
+                "method": request.kind.method(),
+                "params": params,
+            }));
+        }
+        let mut results: Vec<Option<Map<String, Value>>> = vec![None; count];
+        let mut missing = count;
+        while missing > 0 {
+            let Some((index, answer)) = answers.recv().await else {
+                // Every waiter is gone without an answer: only `close` does
+                // that, and it sends one first.
+                return Err(AskError::Unavailable(
+                    "the client's session ended before it answered".into(),
+                ));
+            };
+            // The first error ends the ask; the other requests are cancelled
+            // with the client as `_registered` drops.
+            results[index] = Some(answer?);
+            missing -= 1;
+        }
+        Ok(results
+            .into_iter()
+            .map(|r| r.expect("every answer came"))
+            .collect())
+    }
+}
+
+impl Drop for LegacyClient {
+    fn drop(&mut self) {
+        // The call is over: its id may be used again.
+        let mut waiting = self.pending.waiting.lock().unwrap();
+        waiting.unreachable.remove(&self.caller);
+    }
+}
+
+impl Client for LegacyClient {
+    fn capabilities(&self) -> ClientCapabilities {
+        self.capabilities
+    }
+
+    fn ask(&self, requests: Vec<InputRequest>) -> AskFuture<'_> {
+        Box::pin(self.ask_all(requests))
+    }
+}
+
+/// What the client can be asked in `revision`: elicitation arrived in
+/// 2025-06-18, its URL mode in 2025-11-25; a client that declares them in
+/// an older revision is not asked for them.
+fn in_revision(mut declared: ClientCapabilities, revision: Revision) -> ClientCapabilities {
+    if revision < Revision::V2025_06_18 {
+        declared.elicitation_form = false;
+    }
+    if revision < Revision::V2025_11_25 {
+        declared.elicitation_url = false;
+    }
+    declared
+}
+
+/// The start of `text`, for an error message.
+fn truncated(text: &str) -> String {
+    const MAX: usize = 200;
+    match text.char_indices().nth(MAX) {
+        Some((end, _)) => format!("{}...", &text[..end]),
+        None => text.to_string(),
+    }
+}

@@ -1,0 +1,272 @@
+//! Asking in the stateless era (2026-07-28): the server never sends the
+//! client a request. A call that asks ends with an `input_required` result
+//! naming what it needs; the client retries the call with the answers
+//! (`inputResponses`) and the sealed `requestState` it was given, and the
+//! tool runs again from the start.
+//!
+//! So a tool's asks are replayed: on the retry, ask #k of the run is
+//! answered from round k of the state when it asks exactly what it asked
+//! then (its fingerprint); the ask after those (the round the client was
+//! just asked, or the very first ask of a call made without state) is
+//! answered from `inputResponses` when every key it needs is there (other
+//! keys are ignored); any other ask suspends the run: the session answers
+//! `input_required` with its requests and a new state holding every round
+//! answered so far. A client that answers round one without any state (as
+//! the official conformance suite does) is thus served too.
+//!
+//! A tool that asks something else when run again (its earlier answers no
+//! longer fit) gets an error instead of answers meant for other
+//! questions. An ask needing a capability the request's `_meta` did not
+//! declare ends the run, and the call is answered with error -32021 naming
+//! it: a tool that can go without checks the capabilities first.
+//!
+//! Nothing here waits: every ask is answered, or suspends the run, at once.
+
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Map, Value, json};
+
+use super::state::{
+    self, Asked, CallState, MAX_ROUNDS, Round, StateKey, arguments_hash, fingerprint,
+};
+use crate::jsonrpc::RpcError;
+use corral_tool::{AskError, AskFuture, Client, ClientCapabilities, InputRequest};
+
+/// The JSON-RPC error for a request whose tool needs a client capability
+/// the request did not declare (2026-07-28, MissingRequiredClientCapability).
+pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+
+/// How a stateless run that asked ended, when it did not complete.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The client must answer `requests`, and send `state` back.
+    InputRequired {
+        requests: Vec<InputRequest>,
+        state: String,
+    },
+    /// A request needs a capability the client did not declare (its
+    /// [`corral_tool::InputKind::capability`] name).
+    Undeclared(&'static str),
+}
+
+impl Outcome {
+    /// The call's answer: an `input_required` result, or the -32021 error.
+    pub fn into_answer(self) -> Result<Value, RpcError> {
+        match self {
+            Outcome::InputRequired { requests, state } => {
+                let requests: Map<String, Value> = requests
+                    .into_iter()
+                    .map(|request| {
+                        let asked = json!({
+                            "method": request.kind.method(),
+                            "params": request.params,
+                        });
+                        (request.key, asked)
+                    })
+                    .collect();
+                Ok(json!({
+                    "resultType": "input_required",
+                    "inputRequests": requests,
+                    "requestState": state,
+                }))
+            }
+            Outcome::Undeclared(capability) => {
+                let required = match capability {
+                    "elicitation.url" => json!({ "elicitation": { "url": {} } }),
+                    other => json!({ other: {} }),
+                };
+                Err(RpcError::new(
+                    MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    format!(
+                        "Missing required client capability: the tool asks for `{capability}`, which the request's `_meta` \"io.modelcontextprotocol/clientCapabilities\" does not declare"
+                    ),
+                )
+                .with_data(json!({ "requiredCapabilities": required })))
+            }
+        }
+    }
+}
+
+/// What one run has done so far.
+#[derive(Default)]
+struct Run {
+    /// Asks made (empty ones aside).
+    asks: usize,
+    /// The rounds answered in this run, in order: a new state holds them.
+    answered: Vec<Round>,
+    /// Set when the run asked what it cannot be answered now.
+    outcome: Option<Outcome>,
+}
+
+/// The client of one stateless `tools/call`.
+pub struct StatelessClient {
+    capabilities: ClientCapabilities,
+    key: StateKey,
+    tool: String,
+    /// [`arguments_hash`] of the call's arguments.
+    arguments: String,
+    /// How long a state issued now stays valid.
+    ttl: Duration,
+    /// The state the call brought, if any.
+    state: Option<CallState>,
+    /// `inputResponses`: answers by key, each an object.
+    responses: Map<String, Value>,
+    run: Mutex<Run>,
+}
+
+impl StatelessClient {
+    /// The client of a call of `tool` with `arguments`, whose other params
+    /// are `params` (with `requestState` and `inputResponses`, if any) and
+    /// whose `_meta` declared `capabilities`; or the error for a state or
+    /// answers that cannot be taken.
+    pub fn for_call(
+        params: &Map<String, Value>,
+        capabilities: ClientCapabilities,
+        tool: &str,
+        arguments: &Map<String, Value>,
+        key: StateKey,
+        ttl: Duration,
+    ) -> Result<StatelessClient, RpcError> {
+        let arguments = arguments_hash(arguments);
+        let state = match params.get("requestState") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) => Some(
+                state::open(&key, text, tool, &arguments, unix_now()).map_err(|problem| {
+                    RpcError::invalid_params(format!("Invalid params: {problem}"))
+                })?,
+            ),
+            Some(_) => {
+                return Err(RpcError::invalid_params(
+                    "Invalid params: `requestState` must be a string, as the server issued it",
+                ));
+            }
+        };
+        let responses = match params.get("inputResponses") {
+            None => Map::new(),
+            Some(Value::Object(responses)) => {
+                if let Some((key, _)) = responses.iter().find(|(_, answer)| !answer.is_object()) {
+                    return Err(RpcError::invalid_params(format!(
+                        "Invalid params: `inputResponses` \"{key}\" must be an object, the result of the request of that key"
+                    )));
+                }
+                responses.clone()
+            }
+            Some(_) => {
+                return Err(RpcError::invalid_params(
+                    "Invalid params: `inputResponses` must be an object of answers by request key",
+                ));
+            }
+        };
+        Ok(StatelessClient {
+            capabilities,
+            key,
+            tool: tool.to_string(),
+            arguments,
+            ttl,
+            state,
+            responses,
+            run: Mutex::new(Run::default()),
+        })
+    }
+
+    /// How the run ended, if it did not complete: taken once.
+    pub fn outcome(&self) -> Option<Outcome> {
+        self.run.lock().unwrap().outcome.take()
+    }
+
+    fn answer(&self, requests: Vec<InputRequest>) -> Result<Vec<Map<String, Value>>, AskError> {
+        let mut run = self.run.lock().unwrap();
+        if run.outcome.is_some() {
+            // The run should have ended at the suspension already.
+            return Err(AskError::Suspended);
+        }
+        if let Some(request) = requests
+            .iter()
+            .find(|request| !self.capabilities.allows(request.kind))
+        {
+            run.outcome = Some(Outcome::Undeclared(request.kind.capability()));
+            return Err(AskError::Suspended);
+        }
+        if requests.is_empty() {
+            return Ok(Vec::new());
+        }
+        let index = run.asks;
+        run.asks += 1;
+        let asked = Asked {
+            keys: requests.iter().map(|request| request.key.clone()).collect(),
+            fingerprint: fingerprint(&requests),
+        };
+        let (answered, pending) = match &self.state {
+            Some(state) => (state.rounds.as_slice(), Some(&state.pending)),
+            None => (&[][..], None),
+        };
+        let asked_differently = || {
+            AskError::Failed(format!(
+                "the tool asked differently when run again with the client's answers (ask {} of the call); its earlier answers do not fit, call the tool again without requestState",
+                index + 1
+            ))
+        };
+        if let Some(round) = answered.get(index) {
+            if round.asked != asked {
+                return Err(asked_differently());
+            }
+            run.answered.push(round.clone());
+            return Ok(round.answers.clone());
+        }
+        if index == answered.len() {
+            if pending.is_some_and(|pending| *pending != asked) {
+                return Err(asked_differently());
+            }
+            let answers: Option<Vec<Map<String, Value>>> = asked
+                .keys
+                .iter()
+                .map(|key| self.responses.get(key).and_then(Value::as_object).cloned())
+                .collect();
+            if let Some(answers) = answers {
+                run.answered.push(Round {
+                    asked,
+                    answers: answers.clone(),
+                });
+                return Ok(answers);
+            }
+        }
+        if run.answered.len() + 1 > MAX_ROUNDS {
+            return Err(AskError::Unavailable(format!(
+                "the call has asked the client for input {MAX_ROUNDS} times, the most one call may"
+            )));
+        }
+        let state = CallState {
+            tool: self.tool.clone(),
+            arguments: self.arguments.clone(),
+            expires: unix_now().saturating_add(self.ttl.as_secs()),
+            rounds: run.answered.clone(),
+            pending: asked,
+        };
+        let Some(state) = state::seal(&self.key, &state) else {
+            return Err(AskError::Unavailable(format!(
+                "the client's answers so far, with these requests, pass the {} KiB a requestState may hold",
+                state::MAX_STATE_BYTES / 1024
+            )));
+        };
+        run.outcome = Some(Outcome::InputRequired { requests, state });
+        Err(AskError::Suspended)
+    }
+}
+
+impl Client for StatelessClient {
+    fn capabilities(&self) -> ClientCapabilities {
+        self.capabilities
+    }
+
+    fn ask(&self, requests: Vec<InputRequest>) -> AskFuture<'_> {
+        let answer = self.answer(requests);
+        Box::pin(std::future::ready(answer))
+    }
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs())
+}

@@ -1,0 +1,271 @@
+//! The client's answers, checked and turned into what the plugin receives.
+//!
+//! The client is no more trusted than the plugin: an answer must be the MCP
+//! result of its request's method, and an accepted form must match the
+//! schema the plugin asked with, so that a plugin can rely on what it is
+//! given. Anything else is `ask-error::failed`, naming the request. Sizes
+//! are bounded so that an answer cannot make the host (or the plugin, whose
+//! memory receives it) hold more than a few megabytes.
+
+use base64::Engine as _;
+use serde_json::{Map, Value};
+
+use super::form::Form;
+use super::requests::Expected;
+use crate::bindings::client;
+use crate::bindings::types::Role;
+use crate::schema::OverBudget;
+
+/// Roots one answer may list.
+pub const MAX_ROOTS: usize = 1_000;
+
+/// The longest root URI or name, in bytes.
+pub const MAX_ROOT_TEXT: usize = 4 * 1024;
+
+/// The largest sampled text, or decoded image or audio, in bytes.
+pub const MAX_SAMPLED_BYTES: usize = 4 << 20;
+
+/// The longest model name or stop reason, in bytes.
+const MAX_LABEL: usize = 256;
+
+/// Checks `answer`, the client's answer to the request `key`, against what
+/// the request `expected`; checking a form's content takes at most `budget`
+/// work units.
+pub fn convert(
+    key: &str,
+    expected: &Expected,
+    answer: Map<String, Value>,
+    budget: u64,
+) -> Result<client::InputResponse, String> {
+    let converted = match expected {
+        Expected::Form(form) => elicitation(answer, Some(form), budget),
+        Expected::Url => elicitation(answer, None, budget),
+        Expected::Sample => sampled(answer).map(client::InputResponse::Sampling),
+        Expected::Roots => roots(answer).map(client::InputResponse::Roots),
+    };
+    converted.map_err(|err| format!("the answer to `{key}` {err}"))
+}
+
+fn elicitation(
+    mut answer: Map<String, Value>,
+    form: Option<&Form>,
+    budget: u64,
+) -> Result<client::InputResponse, String> {
+    let action = answer.get("action").and_then(Value::as_str);
+    let answer = match action {
+        Some("decline") => client::ElicitationAnswer::Decline,
+        Some("cancel") => client::ElicitationAnswer::Cancel,
+        Some("accept") => match form {
+            // URL mode: nothing passes through the client but consent.
+            None => client::ElicitationAnswer::Accept("{}".into()),
+            Some(form) => {
+                let content = answer
+                    .remove("content")
+                    .unwrap_or_else(|| Value::Object(Map::new()));
+                check_content(&content, form, budget)?;
+                client::ElicitationAnswer::Accept(content.to_string())
+            }
+        },
+        _ => return Err("has no `action` of \"accept\", \"decline\" or \"cancel\"".into()),
+    };
+    Ok(client::InputResponse::Elicitation(answer))
+}
+
+/// An accepted form's content: an object of the requested properties only,
+/// valid against the requested schema.
+fn check_content(content: &Value, form: &Form, budget: u64) -> Result<(), String> {
+    let fields = content
+        .as_object()
+        .ok_or("has `content` that is not an object")?;
+    if let Some(extra) = fields.keys().find(|k| !form.properties.contains(*k)) {
+        return Err(format!(
+            "has `{}`, which the requested schema does not ask for",
+            extra.chars().take(64).collect::<String>()
+        ));
+    }
+    let cost = form
+        .compiled
+        .cost(content, budget)
+        .map_err(|OverBudget| "would take more than the validation budget to check")?;
+    form.compiled
+        .check(content, cost)
+        .map_err(|violations| format!("does not match the requested schema:\n{violations}"))
+}
+
+fn sampled(answer: Map<String, Value>) -> Result<client::Sampled, String> {
+    let role = match answer.get("role").and_then(Value::as_str) {
+        Some("user") => Role::User,
+        Some("assistant") => Role::Assistant,
+        _ => return Err("has no `role` of \"user\" or \"assistant\"".into()),
+    };
+    // MCP 2025-11-25 allows an array of content blocks; one is what the
+    // contract carries.
+    let content = match answer.get("content") {
+        Some(Value::Array(items)) if items.len() == 1 => &items[0],
+        Some(content @ Value::Object(_)) => content,
+        _ => return Err("has no `content`: one text, image or audio block".into()),
+    };
+    let content = sampling_content(content)?;
+    let model = label(&answer, "model")?.ok_or("has no `model`")?;
+    let stop_reason = label(&answer, "stopReason")?;
+    Ok(client::Sampled {
+        role,
+        content,
+        model,
+        stop_reason,
+    })
+}
+
+fn sampling_content(content: &Value) -> Result<client::SamplingContent, String> {
+    let field = |key: &str| content.get(key).and_then(Value::as_str);
+    match field("type") {
+        Some("text") => {
+            let text = field("text").ok_or("has a text block without `text`")?;
+            if text.len() > MAX_SAMPLED_BYTES {
+                return Err("has a text longer than 4 MiB".into());
+            }
+            Ok(client::SamplingContent::Text(text.to_owned()))
+        }
+        Some(kind @ ("image" | "audio")) => {
+            let data =
+                field("data").ok_or_else(|| format!("has an {kind} block without `data`"))?;
+            if data.len() / 4 * 3 > MAX_SAMPLED_BYTES {
+                return Err(format!("has an {kind} larger than 4 MiB"));
+            }
+            let data = base64::engine::general_purpose::STANDARD
+                .decode(data)
+                .map_err(|_| format!("has an {kind} whose `data` is not base64"))?;
+            let mime_type = field("mimeType")
+                .filter(|m| m.len() <= MAX_LABEL)
+                .ok_or_else(|| format!("has an {kind} block without a `mimeType`"))?
+                .to_owned();
+            let media = client::Media { data, mime_type };
+            Ok(if kind == "image" {
+                client::SamplingContent::Image(media)
+            } else {
+                client::SamplingContent::Audio(media)
+            })
+        }
+        _ => Err("has content that is not a text, image or audio block".into()),
+    }
+}
+
+/// An optional short string field.
+fn label(answer: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+    match answer.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.len() <= MAX_LABEL => Ok(Some(s.clone())),
+        Some(_) => Err(format!(
+            "has a `{key}` that is not a string of at most {MAX_LABEL} bytes"
+        )),
+    }
+}
+
+fn roots(answer: Map<String, Value>) -> Result<Vec<client::Root>, String> {
+    let roots = answer
+        .get("roots")
+        .and_then(Value::as_array)
+        .ok_or("has no `roots` array")?;
+    if roots.len() > MAX_ROOTS {
+        return Err(format!("lists more than {MAX_ROOTS} roots"));
+    }
+    roots
+        .iter()
+        .map(|root| {
+            let text = |key: &str| match root.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) if s.len() <= MAX_ROOT_TEXT => Ok(Some(s.clone())),
+                Some(_) => Err(format!(
+                    "has a root whose `{key}` is not a string of at most 4 KiB"
+                )),
+            };
+            Ok(client::Root {
+                uri: text("uri")?.ok_or("has a root without `uri`")?,
+                name: text("name")?,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn map(value: Value) -> Map<String, Value> {
+        value.as_object().unwrap().clone()
+    }
+
+    fn form() -> Expected {
+        let schema = r#"{"type":"object","properties":{"name":{"type":"string","minLength":2},"n":{"type":"integer"}},"required":["name"]}"#;
+        Expected::Form(super::super::form::check(schema).unwrap())
+    }
+
+    #[test]
+    fn accepted_forms_must_match_the_schema() {
+        let ok = convert(
+            "k",
+            &form(),
+            map(json!({"action": "accept", "content": {"name": "Al"}})),
+            10_000,
+        );
+        assert!(
+            matches!(ok, Ok(client::InputResponse::Elicitation(client::ElicitationAnswer::Accept(text))) if text == r#"{"name":"Al"}"#)
+        );
+        let short = convert(
+            "k",
+            &form(),
+            map(json!({"action": "accept", "content": {"name": "A"}})),
+            10_000,
+        );
+        assert!(
+            short
+                .unwrap_err()
+                .contains("does not match the requested schema")
+        );
+        let missing = convert("k", &form(), map(json!({"action": "accept"})), 10_000);
+        assert!(missing.unwrap_err().contains("does not match"));
+        let extra = convert(
+            "k",
+            &form(),
+            map(json!({"action": "accept", "content": {"name": "Al", "x": 1}})),
+            10_000,
+        );
+        assert!(extra.unwrap_err().contains("has `x`"));
+        let declined = convert("k", &form(), map(json!({"action": "decline"})), 10_000);
+        assert!(matches!(
+            declined,
+            Ok(client::InputResponse::Elicitation(
+                client::ElicitationAnswer::Decline
+            ))
+        ));
+        let bad = convert("k", &form(), map(json!({"action": "maybe"})), 10_000);
+        assert!(
+            bad.unwrap_err()
+                .starts_with("the answer to `k` has no `action`")
+        );
+    }
+
+    #[test]
+    fn sampling_and_roots_answers() {
+        let answer = map(
+            json!({"role": "assistant", "content": [{"type": "text", "text": "hi"}], "model": "m", "stopReason": "endTurn"}),
+        );
+        let Ok(client::InputResponse::Sampling(sampled)) =
+            convert("s", &Expected::Sample, answer, 0)
+        else {
+            panic!("sampling answer refused")
+        };
+        assert!(matches!(sampled.content, client::SamplingContent::Text(t) if t == "hi"));
+        assert_eq!(sampled.stop_reason.as_deref(), Some("endTurn"));
+        let no_model = map(json!({"role": "assistant", "content": {"type": "text", "text": "hi"}}));
+        assert!(convert("s", &Expected::Sample, no_model, 0).is_err());
+        let roots = map(json!({"roots": [{"uri": "file:///test/root", "name": "Test Root"}]}));
+        let Ok(client::InputResponse::Roots(roots)) = convert("r", &Expected::Roots, roots, 0)
+        else {
+            panic!("roots refused")
+        };
+        assert_eq!(roots[0].name.as_deref(), Some("Test Root"));
+        assert!(convert("r", &Expected::Roots, map(json!({"roots": [{}]})), 0).is_err());
+    }
+}

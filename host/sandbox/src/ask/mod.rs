@@ -1,0 +1,200 @@
+//! `client.ask`: a plugin's requests of the client during a call (contract
+//! 0.2.0), from the guest's records to the [`Client`] port and back.
+//!
+//! One ask is checked whole before anything is sent (`requests`: keys,
+//! counts, sizes, form schemas as MCP allows them), handed to the call's
+//! client, and waited for under the plugin's `input-wait` limit; each
+//! answer is checked against its request (`answers`: an accepted form
+//! against its schema) before the plugin sees it.
+//!
+//! Waiting is not compute. The guest is blocked in an async host function,
+//! so it burns no fuel; and the call's compute timeout is paused for as
+//! long as an ask waits ([`Pause`], read by the sandbox's timer). The store
+//! yields at epoch ticks and renews its deadline as it does, so a guest
+//! resuming after a long wait runs on as before.
+//!
+//! [`AskError::Suspended`] is not for the plugin: the run must end where it
+//! stands (the protocol layer answers "input required", and will run the
+//! call again with the answers). The host function then traps with
+//! [`InputRequired`], which the sandbox recognises.
+
+mod answers;
+mod form;
+mod requests;
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use corral_tool::{AskError, Client, ClientCapabilities};
+
+use crate::bindings::client;
+
+pub use requests::{MAX_ASK_BYTES, MAX_REQUEST_BYTES, MAX_REQUESTS};
+
+/// Asks one call may make.
+pub const MAX_ASKS: u32 = 32;
+
+/// Work units checking one accepted form may take, at most: a form is a
+/// few primitive fields, and it is checked on the async worker.
+const MAX_FORM_UNITS: u64 = 20_000;
+
+/// The trap that ends a run whose client will answer later: never seen by
+/// the plugin, recognised by the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InputRequired;
+
+impl fmt::Display for InputRequired {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the call waits for the client's input")
+    }
+}
+
+impl std::error::Error for InputRequired {}
+
+/// The time a call has spent waiting for its client, shared by the host
+/// function (which waits) and the sandbox's timer (which does not count it).
+/// Both run in the call's own task, never at once: atomics only because
+/// the store's data must be `Send + Sync` to share it.
+#[derive(Debug, Default)]
+pub struct Pause {
+    waiting: AtomicBool,
+    /// Nanoseconds waited, in the waits that are over.
+    waited: AtomicU64,
+}
+
+impl Pause {
+    /// Whether an ask is waiting now.
+    pub fn waiting(&self) -> bool {
+        self.waiting.load(Ordering::Acquire)
+    }
+
+    /// The time waited in the waits that are over.
+    pub fn waited(&self) -> Duration {
+        Duration::from_nanos(self.waited.load(Ordering::Acquire))
+    }
+
+    /// Marks a wait, until the guard is dropped (also when the call is
+    /// cancelled mid-wait).
+    fn begin(&self) -> Waiting<'_> {
+        self.waiting.store(true, Ordering::Release);
+        Waiting {
+            pause: self,
+            since: Instant::now(),
+        }
+    }
+}
+
+struct Waiting<'a> {
+    pause: &'a Pause,
+    since: Instant,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        let nanos = u64::try_from(self.since.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.pause.waited.fetch_add(nanos, Ordering::AcqRel);
+        self.pause.waiting.store(false, Ordering::Release);
+    }
+}
+
+/// What one call may ask of its client, and how much it has asked.
+pub struct Asking {
+    client: Option<Arc<dyn Client>>,
+    input_wait: Duration,
+    validation_units: u64,
+    asks: u32,
+    pause: Arc<Pause>,
+}
+
+impl Asking {
+    pub fn new(
+        client: Option<Arc<dyn Client>>,
+        input_wait: Duration,
+        validation_units: u64,
+        pause: Arc<Pause>,
+    ) -> Asking {
+        Asking {
+            client,
+            input_wait,
+            validation_units,
+            asks: 0,
+            pause,
+        }
+    }
+
+    /// What the client can answer: nothing without a client.
+    pub fn capabilities(&self) -> client::ClientCapabilities {
+        let ClientCapabilities {
+            elicitation_form,
+            elicitation_url,
+            sampling,
+            roots,
+        } = self
+            .client
+            .as_ref()
+            .map(|client| client.capabilities())
+            .unwrap_or_default();
+        client::ClientCapabilities {
+            elicitation_form,
+            elicitation_url,
+            sampling,
+            roots,
+        }
+    }
+
+    /// Asks the client `requests`; the outer error ends the run
+    /// ([`InputRequired`]).
+    pub async fn ask(
+        &mut self,
+        requests: Vec<client::InputRequest>,
+    ) -> wasmtime::Result<Result<Vec<client::InputResponse>, client::AskError>> {
+        self.asks = self.asks.saturating_add(1);
+        if self.asks > MAX_ASKS {
+            return Ok(Err(client::AskError::Invalid(format!(
+                "a call asks the client at most {MAX_ASKS} times"
+            ))));
+        }
+        let (requests, expected) = match requests::build(requests) {
+            Ok(built) => built,
+            Err(message) => return Ok(Err(client::AskError::Invalid(message))),
+        };
+        let Some(client) = self.client.clone() else {
+            // A caller that can answer nothing (`corral call`) declared nothing.
+            let capability = requests[0].kind.capability();
+            return Ok(Err(client::AskError::Undeclared(capability.into())));
+        };
+        let keys: Vec<String> = requests.iter().map(|r| r.key.clone()).collect();
+        let answered = {
+            let _waiting = self.pause.begin();
+            tokio::time::timeout(self.input_wait, client.ask(requests)).await
+        };
+        let answers = match answered {
+            Err(_elapsed) => return Ok(Err(client::AskError::TimedOut)),
+            Ok(Err(AskError::Suspended)) => return Err(wasmtime::Error::new(InputRequired)),
+            Ok(Err(AskError::Undeclared(capability))) => {
+                return Ok(Err(client::AskError::Undeclared(capability.into())));
+            }
+            Ok(Err(err @ (AskError::Failed(_) | AskError::Unavailable(_)))) => {
+                return Ok(Err(client::AskError::Failed(err.to_string())));
+            }
+            Ok(Ok(answers)) => answers,
+        };
+        if answers.len() != expected.len() {
+            return Ok(Err(client::AskError::Failed(format!(
+                "the client gave {} answers to {} requests",
+                answers.len(),
+                expected.len()
+            ))));
+        }
+        let budget = self.validation_units.min(MAX_FORM_UNITS);
+        let converted = answers
+            .into_iter()
+            .zip(&expected)
+            .zip(&keys)
+            .map(|((answer, expected), key)| answers::convert(key, expected, answer, budget))
+            .collect::<Result<Vec<_>, String>>();
+        Ok(converted.map_err(client::AskError::Failed))
+    }
+}
