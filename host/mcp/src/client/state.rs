@@ -50,7 +50,12 @@ pub const MAX_ROUNDS: usize = 8;
 
 /// The key that seals `requestState`: 32 bytes, shared by replicas that
 /// serve one client (`--state-key`), random per process otherwise.
-#[derive(Clone, PartialEq, Eq)]
+///
+/// Deliberately not `PartialEq`: `==` on bytes stops at the first that
+/// differs, which tells a timing observer how much of a guess was right.
+/// Nothing compares keys; should something need to, it must do so in
+/// constant time.
+#[derive(Clone)]
 pub struct StateKey([u8; 32]);
 
 impl StateKey {
@@ -458,9 +463,9 @@ mod tests {
     #[test]
     fn keys_are_hex_or_base64_of_32_bytes() {
         let hex = "0f".repeat(32);
-        assert_eq!(StateKey::parse(&hex), Ok(StateKey::new([15; 32])));
+        assert_eq!(StateKey::parse(&hex).unwrap().0, [15; 32]);
         let b64 = STANDARD.encode([15u8; 32]);
-        assert_eq!(StateKey::parse(&b64), Ok(StateKey::new([15; 32])));
+        assert_eq!(StateKey::parse(&b64).unwrap().0, [15; 32]);
         assert!(StateKey::parse("abc").unwrap_err().contains("32 bytes"));
         assert!(
             StateKey::parse(&STANDARD.encode([1u8; 16]))
