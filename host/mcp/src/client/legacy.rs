@@ -9,6 +9,9 @@
 //! the JSON text of its id.
 //!
 //! Every waiting request is bounded: at most [`MAX_PENDING`] per session;
+//! its answer at most [`MAX_ANSWER_BYTES`], and its ask's answers together
+//! at most [`MAX_ASK_BYTES`] (measured as each arrives, before it is held:
+//! an answer past either is dropped and fails the ask);
 //! the wait itself is bounded by whoever awaits the ask (the sandbox's
 //! `input-wait`); dropping the ask (that timeout, a cancelled call) takes its
 //! requests out of the map and tells the client they are cancelled; when
@@ -19,7 +22,7 @@
 //! its requests and its result could no longer reach the client.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
@@ -32,6 +35,16 @@ use corral_tool::{AskError, AskFuture, Client, ClientCapabilities, InputRequest}
 /// The most requests of one session waiting for the client at once.
 pub const MAX_PENDING: usize = 64;
 
+/// The largest answer (a response's result, as JSON text) taken from the
+/// client: what a tool asks for is a form's fields, a completion, a list of
+/// roots; an image or audio completion fits too.
+pub const MAX_ANSWER_BYTES: usize = 4 << 20;
+
+/// The most bytes of answers one ask may hold (its requests' results
+/// together, as JSON text): an ask of many requests does not multiply
+/// [`MAX_ANSWER_BYTES`].
+pub const MAX_ASK_BYTES: usize = 16 << 20;
+
 /// One request's answer, with its place among its ask's requests.
 type Answer = (usize, Result<Map<String, Value>, AskError>);
 
@@ -40,6 +53,8 @@ type Answer = (usize, Result<Map<String, Value>, AskError>);
 struct Waiter {
     index: usize,
     answers: mpsc::UnboundedSender<Answer>,
+    /// Bytes of answers its ask holds so far, shared by its requests.
+    held: Arc<AtomicUsize>,
     /// The JSON text of the id of the call that asks.
     caller: String,
 }
@@ -82,12 +97,12 @@ impl Pending {
             return;
         };
         let answer = match response.outcome {
-            Ok(Value::Object(result)) => Ok(result),
+            Ok(Value::Object(result)) => within_bounds(result, &waiter.held),
             Ok(other) => Err(AskError::Failed(format!(
                 "the client's result is not an object: {}",
                 truncated(&other.to_string())
             ))),
-            Err(error) => Err(AskError::Failed(error.message)),
+            Err(error) => Err(AskError::Failed(truncated(&error.message))),
         };
         // The ask may have gone meanwhile; then no one needs the answer.
         let _ = waiter.answers.send((waiter.index, answer));
@@ -147,6 +162,7 @@ impl Pending {
         answers: &mpsc::UnboundedSender<Answer>,
         caller: &str,
     ) -> Result<Vec<Value>, AskError> {
+        let held = Arc::new(AtomicUsize::new(0));
         let mut waiting = self.waiting.lock().unwrap();
         if waiting.closed {
             return Err(AskError::Unavailable(
@@ -170,6 +186,7 @@ impl Pending {
                     Waiter {
                         index,
                         answers: answers.clone(),
+                        held: held.clone(),
                         caller: caller.to_string(),
                     },
                 );
@@ -209,6 +226,36 @@ impl Drop for Registered<'_> {
             ));
         }
     }
+}
+
+/// `result`, if it is within [`MAX_ANSWER_BYTES`] and its ask, holding
+/// `held` bytes of answers, has room for it (then counted in `held`);
+/// otherwise the failure saying which bound it passed (and `result` is
+/// dropped here, never held for the tool).
+fn within_bounds(
+    result: Map<String, Value>,
+    held: &AtomicUsize,
+) -> Result<Map<String, Value>, AskError> {
+    let result = Value::Object(result);
+    let size = jsonrpc::serialized_len(&result);
+    if size > MAX_ANSWER_BYTES {
+        return Err(AskError::Failed(format!(
+            "the client's answer is {} KiB, more than the {} MiB an answer may be",
+            size / 1024,
+            MAX_ANSWER_BYTES >> 20
+        )));
+    }
+    let before = held.fetch_add(size, Ordering::Relaxed);
+    if before.saturating_add(size) > MAX_ASK_BYTES {
+        return Err(AskError::Failed(format!(
+            "the client's answers to one ask pass the {} MiB an ask's answers may hold together",
+            MAX_ASK_BYTES >> 20
+        )));
+    }
+    let Value::Object(result) = result else {
+        unreachable!("wrapped an object above")
+    };
+    Ok(result)
 }
 
 /// Why a call whose connection closed gets no answer.

@@ -167,6 +167,81 @@ async fn an_error_response_or_a_result_that_is_no_object_is_a_failure() {
 }
 
 #[tokio::test]
+async fn an_answer_past_4_mib_is_a_failure_and_is_not_handed_to_the_tool() {
+    let client = legacy("2025-11-25", json!({ "elicitation": {} })).await;
+    let mut call = client.send(legacy_call(1, "greet"));
+    let asked = call.next().await;
+    let huge = "x".repeat(4 << 20);
+    client
+        .exchange(result(asked["id"].clone(), accepted("name", &huge)))
+        .await;
+    let answers = call.all().await;
+    assert_eq!(answers[0]["result"]["isError"], true);
+    let text = answers[0]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Failed(") && text.contains("4 MiB"),
+        "{text}"
+    );
+    assert!(text.len() < 200, "{text}");
+    // Just under the bound is an answer like any other.
+    let mut call = client.send(legacy_call(2, "greet"));
+    let asked = call.next().await;
+    let large = "y".repeat((4 << 20) - 100);
+    client
+        .exchange(result(asked["id"].clone(), accepted("name", &large)))
+        .await;
+    let answers = call.all().await;
+    assert_eq!(answers[0]["result"]["isError"], false);
+}
+
+#[tokio::test]
+async fn the_answers_of_one_ask_hold_at_most_16_mib_together() {
+    let client = legacy("2025-11-25", json!({ "elicitation": {} })).await;
+    let mut call = client.send(legacy_call(1, "crowd"));
+    let mut ids = Vec::new();
+    for _ in 0..5 {
+        ids.push(call.next().await["id"].clone());
+    }
+    // Five answers of 3.5 MiB each: each within its own bound, 17.5 MiB together.
+    let large = "z".repeat(7 << 19);
+    for id in ids {
+        client.exchange(result(id, accepted("x", &large))).await;
+    }
+    let answers = call.all().await;
+    assert_eq!(answers.len(), 1, "{} messages", answers.len());
+    assert_eq!(answers[0]["result"]["isError"], true);
+    let text = answers[0]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Failed(") && text.contains("16 MiB"),
+        "{text}"
+    );
+    assert_eq!(client.requests_to_client(), 0);
+    // Within the bound, five answers are five answers.
+    let mut call = client.send(legacy_call(2, "crowd"));
+    let mut ids = Vec::new();
+    for _ in 0..5 {
+        ids.push(call.next().await["id"].clone());
+    }
+    for id in ids {
+        client.exchange(result(id, accepted("x", "ok"))).await;
+    }
+    assert_eq!(call.all().await, [tool_result(2, "5 answered", false)]);
+}
+
+#[tokio::test]
+async fn a_clients_error_message_is_cut_short_for_the_tool() {
+    let client = legacy("2025-11-25", json!({ "elicitation": {} })).await;
+    let mut call = client.send(legacy_call(1, "greet"));
+    let asked = call.next().await;
+    let long = "no".repeat(100_000);
+    client.exchange(error(asked["id"].clone(), -1, &long)).await;
+    let answers = call.all().await;
+    let text = answers[0]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with(r#"Failed("nonono"#), "{text}");
+    assert!(text.ends_with(r#"...")"#) && text.len() < 300, "{text}");
+}
+
+#[tokio::test]
 async fn responses_to_nothing_waiting_are_ignored() {
     let client = legacy("2025-11-25", json!({ "elicitation": {} })).await;
     for id in [json!("corral-99"), json!(5)] {
