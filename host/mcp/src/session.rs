@@ -74,12 +74,10 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::client::{LegacyClient, Pending, StateKey, StatelessClient};
+use super::client::{Declared, LegacyClient, Pending, StateKey, StatelessClient};
 use super::jsonrpc::{self, Frame, Incoming, Notification, Request, RpcError};
 use super::{HostEvents, HostLog, Revision, ToolHost, UnknownTool, shape};
-use corral_tool::{
-    CallContext, CallEvent, CallOutput, Client, ClientCapabilities, EventSink, LogLevel, ToolDef,
-};
+use corral_tool::{CallContext, CallEvent, CallOutput, Client, EventSink, LogLevel, ToolDef};
 
 pub use super::jsonrpc::Outbox;
 
@@ -284,7 +282,7 @@ pub struct Session<H> {
     /// Set by `initialize`.
     revision: Mutex<Option<Revision>>,
     /// What the client declared at `initialize` (legacy calls may ask it).
-    client_capabilities: Mutex<ClientCapabilities>,
+    client_capabilities: Mutex<Declared>,
     /// The requests sent to the client that wait for its response.
     pending: Arc<Pending>,
     /// The minimum level of log notifications, as a `LogLevel` index.
@@ -315,7 +313,7 @@ impl<H: ToolHost> Session<H> {
             options,
             notify,
             revision: Mutex::new(None),
-            client_capabilities: Mutex::new(ClientCapabilities::default()),
+            client_capabilities: Mutex::new(Declared::default()),
             pending: Arc::new(Pending::default()),
             log_level: Arc::new(AtomicU8::new(LOGGING_OFF)),
             in_flight: Mutex::new(HashMap::new()),
@@ -567,7 +565,7 @@ impl<H: ToolHost> Session<H> {
         *self.client_capabilities.lock().unwrap() = request
             .params
             .get("capabilities")
-            .map(ClientCapabilities::from_json)
+            .map(Declared::from_json)
             .unwrap_or_default();
         let client = request
             .params
@@ -690,7 +688,7 @@ impl<H: ToolHost> Session<H> {
                 let declared = params
                     .get("_meta")
                     .and_then(|meta| meta.get(META_CLIENT_CAPABILITIES))
-                    .map(ClientCapabilities::from_json)
+                    .map(Declared::from_json)
                     .unwrap_or_default();
                 let client = Arc::new(StatelessClient::for_call(
                     &params,

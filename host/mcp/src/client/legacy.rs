@@ -28,9 +28,10 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
+use super::{Declared, leave_out_undeclared_context};
 use crate::Revision;
 use crate::jsonrpc::{self, Outbox, Response};
-use corral_tool::{AskError, AskFuture, Client, ClientCapabilities, InputRequest};
+use corral_tool::{AskError, AskFuture, Client, ClientCapabilities, InputKind, InputRequest};
 
 /// The most requests of one session waiting for the client at once.
 pub const MAX_PENDING: usize = 64;
@@ -267,7 +268,8 @@ pub struct LegacyClient {
     pending: Arc<Pending>,
     /// The JSON text of the call's id.
     caller: String,
-    capabilities: ClientCapabilities,
+    /// What the client declared, as far as `revision` has it.
+    declared: Declared,
     revision: Revision,
     reply: Outbox,
 }
@@ -278,14 +280,17 @@ impl LegacyClient {
     pub fn new(
         pending: Arc<Pending>,
         caller: &Value,
-        declared: ClientCapabilities,
+        declared: Declared,
         revision: Revision,
         reply: Outbox,
     ) -> LegacyClient {
         LegacyClient {
             pending,
             caller: caller.to_string(),
-            capabilities: in_revision(declared, revision),
+            declared: Declared {
+                capabilities: in_revision(declared.capabilities, revision),
+                ..declared
+            },
             revision,
             reply,
         }
@@ -297,9 +302,15 @@ impl LegacyClient {
     ) -> Result<Vec<Map<String, Value>>, AskError> {
         if let Some(request) = requests
             .iter()
-            .find(|request| !self.capabilities.allows(request.kind))
+            .find(|request| !self.declared.capabilities.allows(request.kind))
         {
             return Err(AskError::Undeclared(request.kind.capability()));
+        }
+        if !self.revision.has_audio() && requests.iter().any(has_audio) {
+            return Err(AskError::Failed(format!(
+                "the client speaks protocol revision {}: sampling audio needs protocol revision 2025-03-26 or later",
+                self.revision
+            )));
         }
         if requests.is_empty() {
             return Ok(Vec::new());
@@ -315,7 +326,8 @@ impl LegacyClient {
             reply: &self.reply,
         };
         let count = requests.len();
-        for (id, request) in ids.into_iter().zip(requests) {
+        for (id, mut request) in ids.into_iter().zip(requests) {
+            leave_out_undeclared_context(&mut request, self.revision, self.declared);
             let mut params = request.params;
             if self.revision < Revision::V2025_11_25 {
                 // `mode` arrived with URL mode in 2025-11-25; before, every
@@ -361,7 +373,7 @@ impl Drop for LegacyClient {
 
 impl Client for LegacyClient {
     fn capabilities(&self) -> ClientCapabilities {
-        self.capabilities
+        self.declared.capabilities
     }
 
     fn ask(&self, requests: Vec<InputRequest>) -> AskFuture<'_> {
@@ -380,6 +392,27 @@ fn in_revision(mut declared: ClientCapabilities, revision: Revision) -> ClientCa
         declared.elicitation_url = false;
     }
     declared
+}
+
+/// Whether `request` samples with audio content (a message's content, or
+/// one of its blocks, of type "audio"): audio arrived in 2025-03-26, and a
+/// client of an older revision would not know what it is sent.
+fn has_audio(request: &InputRequest) -> bool {
+    let is_audio = |content: &Value| content.get("type").and_then(Value::as_str) == Some("audio");
+    request.kind == InputKind::Sample
+        && request
+            .params
+            .get("messages")
+            .and_then(Value::as_array)
+            .is_some_and(|messages| {
+                messages
+                    .iter()
+                    .filter_map(|m| m.get("content"))
+                    .any(|content| match content {
+                        Value::Array(blocks) => blocks.iter().any(is_audio),
+                        single => is_audio(single),
+                    })
+            })
 }
 
 /// The start of `text`, for an error message.

@@ -30,6 +30,8 @@ use serde_json::{Map, Value, json};
 use super::state::{
     self, Asked, CallState, MAX_ROUNDS, Round, StateKey, arguments_hash, fingerprint,
 };
+use super::{Declared, leave_out_undeclared_context};
+use crate::Revision;
 use crate::jsonrpc::RpcError;
 use corral_tool::{AskError, AskFuture, Client, ClientCapabilities, InputRequest};
 
@@ -101,7 +103,7 @@ struct Run {
 
 /// The client of one stateless `tools/call`.
 pub struct StatelessClient {
-    capabilities: ClientCapabilities,
+    declared: Declared,
     key: StateKey,
     tool: String,
     /// [`arguments_hash`] of the call's arguments.
@@ -118,11 +120,11 @@ pub struct StatelessClient {
 impl StatelessClient {
     /// The client of a call of `tool` with `arguments`, whose other params
     /// are `params` (with `requestState` and `inputResponses`, if any) and
-    /// whose `_meta` declared `capabilities`; or the error for a state or
+    /// whose `_meta` declared `declared`; or the error for a state or
     /// answers that cannot be taken.
     pub fn for_call(
         params: &Map<String, Value>,
-        capabilities: ClientCapabilities,
+        declared: Declared,
         tool: &str,
         arguments: &Map<String, Value>,
         key: StateKey,
@@ -159,7 +161,7 @@ impl StatelessClient {
             }
         };
         Ok(StatelessClient {
-            capabilities,
+            declared,
             key,
             tool: tool.to_string(),
             arguments,
@@ -183,7 +185,7 @@ impl StatelessClient {
         }
         if let Some(request) = requests
             .iter()
-            .find(|request| !self.capabilities.allows(request.kind))
+            .find(|request| !self.declared.capabilities.allows(request.kind))
         {
             run.outcome = Some(Outcome::Undeclared(request.kind.capability()));
             return Err(AskError::Suspended);
@@ -249,6 +251,13 @@ impl StatelessClient {
                 state::MAX_STATE_BYTES / 1024
             )));
         };
+        // Shaped for the client only now: the state fingerprints what the
+        // tool asked, which it asks again on the retry. Every stateless
+        // revision is later than 2025-11-25.
+        let mut requests = requests;
+        for request in &mut requests {
+            leave_out_undeclared_context(request, Revision::V2026_07_28, self.declared);
+        }
         run.outcome = Some(Outcome::InputRequired { requests, state });
         Err(AskError::Suspended)
     }
@@ -256,7 +265,7 @@ impl StatelessClient {
 
 impl Client for StatelessClient {
     fn capabilities(&self) -> ClientCapabilities {
-        self.capabilities
+        self.declared.capabilities
     }
 
     fn ask(&self, requests: Vec<InputRequest>) -> AskFuture<'_> {

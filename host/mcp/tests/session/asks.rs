@@ -342,6 +342,51 @@ async fn a_stateless_request_never_makes_a_request_to_the_client() {
     assert_eq!(client.requests_to_client(), 0);
 }
 
+#[tokio::test]
+async fn sampling_audio_is_never_sent_to_a_client_of_2024_11_05() {
+    let client = legacy("2024-11-05", json!({ "sampling": {} })).await;
+    // Nothing goes out but the tool's result.
+    let answers = client.exchange(legacy_call(1, "hear")).await;
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_eq!(answers[0]["result"]["isError"], true);
+    let text = answers[0]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Failed(")
+            && text.contains("audio needs protocol revision 2025-03-26 or later"),
+        "{text}"
+    );
+    assert_eq!(client.requests_to_client(), 0);
+    // From 2025-03-26 on, audio is sent as asked.
+    let client = legacy("2025-03-26", json!({ "sampling": {} })).await;
+    let mut call = client.send(legacy_call(1, "hear"));
+    let asked = call.next().await;
+    assert_eq!(asked["method"], "sampling/createMessage");
+    assert_eq!(asked["params"]["messages"][0]["content"]["type"], "audio");
+}
+
+/// The sampling request a legacy client of `revision` declaring
+/// `capabilities` is sent for `recall` (which asks for "thisServer").
+async fn recall_request(revision: &str, capabilities: Value) -> Value {
+    let client = legacy(revision, capabilities).await;
+    let mut call = client.send(legacy_call(1, "recall"));
+    let asked = call.next().await;
+    assert_eq!(asked["method"], "sampling/createMessage", "{asked}");
+    asked["params"].clone()
+}
+
+#[tokio::test]
+async fn include_context_is_left_out_from_2025_11_25_unless_the_client_declared_sampling_context() {
+    let params = recall_request("2025-11-25", json!({ "sampling": {} })).await;
+    assert!(params.get("includeContext").is_none(), "{params}");
+    assert_eq!(params["maxTokens"], 100);
+    let declared = json!({ "sampling": { "context": {} } });
+    let params = recall_request("2025-11-25", declared).await;
+    assert_eq!(params["includeContext"], "thisServer");
+    // Before 2025-11-25 there was no such capability to declare.
+    let params = recall_request("2025-06-18", json!({ "sampling": {} })).await;
+    assert_eq!(params["includeContext"], "thisServer");
+}
+
 // ---- stateless era -----------------------------------------------------------
 
 const CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
@@ -782,4 +827,32 @@ async fn a_call_asks_at_most_8_rounds_and_a_state_holds_at_most_256_kib() {
     let huge = json!({ "requestState": "A".repeat(256 * 1024 + 1) });
     let response = answer(&client, modern_call(11, "survey", every_capability(), huge)).await;
     invalid_params(&response, "larger than 256 KiB");
+}
+
+#[tokio::test]
+async fn a_stateless_client_is_asked_include_context_only_if_it_declared_sampling_context() {
+    let client = stateless_client(watching()).await;
+    let first = answer(
+        &client,
+        modern_call(1, "recall", json!({ "sampling": {} }), json!({})),
+    )
+    .await;
+    let (requests, state) = input_required(&first);
+    assert!(
+        requests["recall"]["params"].get("includeContext").is_none(),
+        "{requests}"
+    );
+    // The retry is answered: the state holds what the tool asked.
+    let sampled = json!({ "role": "assistant", "content": { "type": "text", "text": "Nothing yet" }, "model": "m" });
+    let retry = json!({ "requestState": state, "inputResponses": { "recall": sampled } });
+    let done = answer(
+        &client,
+        modern_call(2, "recall", json!({ "sampling": {} }), retry),
+    )
+    .await;
+    assert_eq!(completed_text(&done), sampled.to_string());
+    let declared = json!({ "sampling": { "context": {} } });
+    let first = answer(&client, modern_call(3, "recall", declared, json!({}))).await;
+    let (requests, _) = input_required(&first);
+    assert_eq!(requests["recall"]["params"]["includeContext"], "thisServer");
 }
