@@ -94,7 +94,9 @@ pub struct ServerOptions {
     /// this process's own (drawn at random).
     pub state_key: StateKey,
     /// How long a `requestState` stays valid once issued: the time a client
-    /// has to answer one round.
+    /// has to answer one round. Never past an hour from the call's first
+    /// state, however often it is reissued (`MAX_LIFETIME_SECS` in
+    /// `client::state`).
     pub state_ttl: Duration,
 }
 

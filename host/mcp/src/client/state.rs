@@ -48,6 +48,15 @@ pub const MAX_STATE_BYTES: usize = 256 * 1024;
 /// answers it gets): each re-runs the tool from the start.
 pub const MAX_ROUNDS: usize = 8;
 
+/// The longest a call's states live, from the first one issued (its
+/// `born`), in seconds: an hour. Each state is valid for the server's
+/// `state_ttl` (10 minutes by default) from its issue, but never past this:
+/// a client that retries without the answers it was asked for is issued a
+/// new state each time, holding the earlier rounds' answers; without this
+/// bound, those answers (a "yes, delete them") would stay usable for as
+/// long as it keeps retrying.
+pub const MAX_LIFETIME_SECS: u64 = 60 * 60;
+
 /// The key that seals `requestState`: 32 bytes, shared by replicas that
 /// serve one client (`--state-key`), random per process otherwise.
 ///
@@ -124,7 +133,11 @@ pub struct CallState {
     pub tool: String,
     /// [`arguments_hash`] of its arguments.
     pub arguments: String,
-    /// Unix seconds after which the state is refused.
+    /// Unix seconds when the call's first state was issued: sealed then
+    /// and carried unchanged by every state issued after it.
+    pub born: u64,
+    /// Unix seconds after which the state is refused: at most
+    /// [`MAX_LIFETIME_SECS`] after `born`.
     pub expires: u64,
     /// The rounds answered, in the order the tool asked them.
     pub rounds: Vec<Round>,
@@ -263,7 +276,9 @@ pub fn open(
     if state.arguments != arguments {
         return Err(StateError::OtherArguments);
     }
-    if now >= state.expires {
+    // Every state this server seals expires by `born` + MAX_LIFETIME_SECS;
+    // checked again all the same.
+    if now >= state.expires || now >= state.born.saturating_add(MAX_LIFETIME_SECS) {
         return Err(StateError::Expired);
     }
     if state.rounds.len() >= MAX_ROUNDS {
@@ -350,6 +365,7 @@ mod tests {
         CallState {
             tool: "t".into(),
             arguments: arguments_hash(&Map::new()),
+            born: 500,
             expires: 1_000,
             rounds: vec![Round {
                 asked: Asked {

@@ -28,7 +28,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::{Map, Value, json};
 
 use super::state::{
-    self, Asked, CallState, MAX_ROUNDS, Round, StateKey, arguments_hash, fingerprint,
+    self, Asked, CallState, MAX_LIFETIME_SECS, MAX_ROUNDS, Round, StateKey, arguments_hash,
+    fingerprint,
 };
 use super::{Declared, leave_out_undeclared_context};
 use crate::Revision;
@@ -108,8 +109,12 @@ pub struct StatelessClient {
     tool: String,
     /// [`arguments_hash`] of the call's arguments.
     arguments: String,
-    /// How long a state issued now stays valid.
+    /// How long a state issued now stays valid (within the call's
+    /// [`MAX_LIFETIME_SECS`]).
     ttl: Duration,
+    /// Unix seconds when the call came: states are checked and issued as of
+    /// then.
+    now: u64,
     /// The state the call brought, if any.
     state: Option<CallState>,
     /// `inputResponses`: answers by key, each an object.
@@ -130,11 +135,24 @@ impl StatelessClient {
         key: StateKey,
         ttl: Duration,
     ) -> Result<StatelessClient, RpcError> {
+        StatelessClient::for_call_at(params, declared, tool, arguments, key, ttl, unix_now())
+    }
+
+    /// [`StatelessClient::for_call`] at unix time `now`.
+    fn for_call_at(
+        params: &Map<String, Value>,
+        declared: Declared,
+        tool: &str,
+        arguments: &Map<String, Value>,
+        key: StateKey,
+        ttl: Duration,
+        now: u64,
+    ) -> Result<StatelessClient, RpcError> {
         let arguments = arguments_hash(arguments);
         let state = match params.get("requestState") {
             None | Some(Value::Null) => None,
             Some(Value::String(text)) => Some(
-                state::open(&key, text, tool, &arguments, unix_now()).map_err(|problem| {
+                state::open(&key, text, tool, &arguments, now).map_err(|problem| {
                     RpcError::invalid_params(format!("Invalid params: {problem}"))
                 })?,
             ),
@@ -166,6 +184,7 @@ impl StatelessClient {
             tool: tool.to_string(),
             arguments,
             ttl,
+            now,
             state,
             responses,
             run: Mutex::new(Run::default()),
@@ -238,10 +257,18 @@ impl StatelessClient {
                 "the call has asked the client for input {MAX_ROUNDS} times, the most one call may"
             )));
         }
+        // A reissue keeps the first issue's time: retrying never extends the
+        // call's life past MAX_LIFETIME_SECS from its first state.
+        let born = self.state.as_ref().map_or(self.now, |state| state.born);
+        let expires = self
+            .now
+            .saturating_add(self.ttl.as_secs())
+            .min(born.saturating_add(MAX_LIFETIME_SECS));
         let state = CallState {
             tool: self.tool.clone(),
             arguments: self.arguments.clone(),
-            expires: unix_now().saturating_add(self.ttl.as_secs()),
+            born,
+            expires,
             rounds: run.answered.clone(),
             pending: asked,
         };
@@ -278,4 +305,84 @@ fn unix_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |since| since.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use corral_tool::InputKind;
+
+    const T0: u64 = 1_000_000;
+
+    fn question() -> InputRequest {
+        InputRequest {
+            key: "ok".into(),
+            kind: InputKind::ElicitForm,
+            params: json!({ "mode": "form", "message": "Go on?", "requestedSchema": { "type": "object", "properties": {} } })
+                .as_object()
+                .unwrap()
+                .clone(),
+        }
+    }
+
+    fn elicitation() -> Declared {
+        Declared::from_json(&json!({ "elicitation": {} }))
+    }
+
+    /// The state issued to a call at `now`, bringing `params`, whose tool asks
+    /// [`question`]; or the error for the state it brought.
+    fn issued(params: Value, ttl: Duration, now: u64) -> Result<String, RpcError> {
+        let client = StatelessClient::for_call_at(
+            params.as_object().unwrap(),
+            elicitation(),
+            "t",
+            &Map::new(),
+            StateKey::new([3; 32]),
+            ttl,
+            now,
+        )?;
+        assert_eq!(client.answer(vec![question()]), Err(AskError::Suspended));
+        match client.outcome() {
+            Some(Outcome::InputRequired { state, .. }) => Ok(state),
+            other => panic!("expected input_required, got {other:?}"),
+        }
+    }
+
+    fn opened(state: &str, now: u64) -> CallState {
+        let hash = arguments_hash(&Map::new());
+        state::open(&StateKey::new([3; 32]), state, "t", &hash, now).unwrap()
+    }
+
+    #[test]
+    fn retrying_without_answers_never_extends_a_call_past_its_lifetime() {
+        let ttl = Duration::from_secs(10 * 60);
+        let mut state = issued(json!({}), ttl, T0).unwrap();
+        let first = opened(&state, T0);
+        assert_eq!((first.born, first.expires), (T0, T0 + 600));
+        // A client that retries every nine minutes without the answer is
+        // issued a new state each time, born when the first was.
+        let mut now = T0;
+        loop {
+            now += 9 * 60;
+            match issued(json!({ "requestState": state }), ttl, now) {
+                Ok(next) => {
+                    let reissued = opened(&next, now);
+                    assert_eq!(reissued.born, T0);
+                    assert_eq!(reissued.expires, (now + 600).min(T0 + MAX_LIFETIME_SECS));
+                    state = next;
+                }
+                Err(error) => {
+                    assert!(error.message.contains("expired"), "{}", error.message);
+                    break;
+                }
+            }
+        }
+        assert!(now >= T0 + MAX_LIFETIME_SECS && now < T0 + MAX_LIFETIME_SECS + 9 * 60);
+    }
+
+    #[test]
+    fn a_ttl_longer_than_the_lifetime_is_cut_to_it() {
+        let state = issued(json!({}), Duration::from_secs(2 * 60 * 60), T0).unwrap();
+        assert_eq!(opened(&state, T0).expires, T0 + MAX_LIFETIME_SECS);
+    }
 }
