@@ -295,65 +295,104 @@ fn associated_data() -> Vec<u8> {
 }
 
 /// SHA-256 of the arguments' canonical JSON text (object keys sorted at
-/// every level, whatever order they came in), base64url.
+/// every level, whatever order they came in), base64url. The text is
+/// hashed as it is written: nothing is copied.
 pub fn arguments_hash(arguments: &Map<String, Value>) -> String {
-    let mut text = String::new();
-    canonical(&Value::Object(arguments.clone()), &mut text);
-    digest(text.as_bytes())
+    #[cfg(test)]
+    HASHED.with(|hashed| hashed.set(hashed.get() + 1));
+    let mut hashing = Hashing(Sha256::new());
+    canonical_object(arguments, &mut hashing);
+    digest(hashing)
+}
+
+// How many times this thread computed `arguments_hash` (tests check that
+// calls that need none compute none).
+#[cfg(test)]
+thread_local! {
+    pub static HASHED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// SHA-256 of what an ask asks (each request's key, kind and params, in
 /// order), base64url: the same ask asked again has the same fingerprint.
+/// (The canonical text of `[[key, capability, params], ...]`.)
 pub fn fingerprint(requests: &[corral_tool::InputRequest]) -> String {
-    let asked: Vec<Value> = requests
-        .iter()
-        .map(|request| {
-            Value::Array(vec![
-                request.key.clone().into(),
-                request.kind.capability().into(),
-                Value::Object(request.params.clone()),
-            ])
-        })
-        .collect();
-    let mut text = String::new();
-    canonical(&Value::Array(asked), &mut text);
-    digest(text.as_bytes())
+    let mut hashing = Hashing(Sha256::new());
+    let out = &mut hashing;
+    put(out, b"[");
+    for (i, request) in requests.iter().enumerate() {
+        if i > 0 {
+            put(out, b",");
+        }
+        put(out, b"[");
+        scalar(out, &request.key);
+        put(out, b",");
+        scalar(out, request.kind.capability());
+        put(out, b",");
+        canonical_object(&request.params, out);
+        put(out, b"]");
+    }
+    put(out, b"]");
+    digest(hashing)
 }
 
-fn digest(bytes: &[u8]) -> String {
-    URL_SAFE_NO_PAD.encode(Sha256::digest(bytes))
+/// Canonical text goes straight into the hash.
+struct Hashing(Sha256);
+
+impl std::io::Write for Hashing {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.update(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn put(out: &mut Hashing, bytes: &[u8]) {
+    out.0.update(bytes);
+}
+
+/// `value` as JSON text (a string escaped as serde_json escapes it).
+fn scalar<T: Serialize + ?Sized>(out: &mut Hashing, value: &T) {
+    serde_json::to_writer(out, value).expect("writing to a hash does not fail");
+}
+
+fn digest(hashing: Hashing) -> String {
+    URL_SAFE_NO_PAD.encode(hashing.0.finalize())
 }
 
 /// `value` as JSON text with every object's keys sorted, so that its hash
 /// does not depend on how serde_json keeps maps (`preserve_order`).
-fn canonical(value: &Value, out: &mut String) {
+fn canonical(value: &Value, out: &mut Hashing) {
     match value {
         Value::Array(items) => {
-            out.push('[');
+            put(out, b"[");
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    put(out, b",");
                 }
                 canonical(item, out);
             }
-            out.push(']');
+            put(out, b"]");
         }
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            out.push('{');
-            for (i, (key, item)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                canonical(item, out);
-            }
-            out.push('}');
-        }
-        scalar => out.push_str(&scalar.to_string()),
+        Value::Object(map) => canonical_object(map, out),
+        other => scalar(out, other),
     }
+}
+
+fn canonical_object(map: &Map<String, Value>, out: &mut Hashing) {
+    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+    entries.sort_by(|a, b| a.0.cmp(b.0));
+    put(out, b"{");
+    for (i, (key, item)) in entries.into_iter().enumerate() {
+        if i > 0 {
+            put(out, b",");
+        }
+        scalar(out, key);
+        put(out, b":");
+        canonical(item, out);
+    }
+    put(out, b"}");
 }
 
 #[cfg(test)]
@@ -459,6 +498,32 @@ mod tests {
         let mut big = state();
         big.rounds[0].answers[0].insert("text".into(), "x".repeat(MAX_STATE_BYTES).into());
         assert_eq!(seal(&key, &big), None);
+    }
+
+    #[test]
+    fn hashes_are_of_the_canonical_text() {
+        // As computed before hashing streamed: SHA-256 of the text whole.
+        let whole = |text: &str| URL_SAFE_NO_PAD.encode(Sha256::digest(text.as_bytes()));
+        let arguments = json!({ "z": [1, { "b": "\"q\"", "a": 2.5 }], "a": null, "é": true });
+        assert_eq!(
+            arguments_hash(arguments.as_object().unwrap()),
+            whole(r#"{"a":null,"z":[1,{"a":2.5,"b":"\"q\""}],"é":true}"#)
+        );
+        let request = corral_tool::InputRequest {
+            key: "k".into(),
+            kind: corral_tool::InputKind::Sample,
+            params: json!({ "maxTokens": 5, "messages": [] })
+                .as_object()
+                .unwrap()
+                .clone(),
+        };
+        assert_eq!(
+            fingerprint(&[request.clone(), request]),
+            whole(
+                r#"[["k","sampling",{"maxTokens":5,"messages":[]}],["k","sampling",{"maxTokens":5,"messages":[]}]]"#
+            )
+        );
+        assert_eq!(fingerprint(&[]), whole("[]"));
     }
 
     #[test]

@@ -107,8 +107,16 @@ pub struct StatelessClient {
     declared: Declared,
     key: StateKey,
     tool: String,
-    /// [`arguments_hash`] of the call's arguments.
-    arguments: String,
+    /// [`arguments_hash`] of the call's arguments, when the call may need
+    /// it: to check the state it brought, or to seal one, which only a
+    /// client that declared something it can be asked ever needs. Other
+    /// calls (most: a client that declares nothing, or a tool that asks
+    /// nothing of one) spare the canonical text and its hash.
+    ///
+    /// It is computed when the call comes, not when the state is sealed:
+    /// the host takes the arguments for the run, and keeping a copy until
+    /// then would cost what it saves.
+    arguments: Option<String>,
     /// How long a state issued now stays valid (within the call's
     /// [`MAX_LIFETIME_SECS`]).
     ttl: Duration,
@@ -148,19 +156,27 @@ impl StatelessClient {
         ttl: Duration,
         now: u64,
     ) -> Result<StatelessClient, RpcError> {
-        let arguments = arguments_hash(arguments);
-        let state = match params.get("requestState") {
+        let declares_any = {
+            let c = declared.capabilities;
+            c.elicitation_form || c.elicitation_url || c.sampling || c.roots
+        };
+        let state_text = match params.get("requestState") {
             None | Some(Value::Null) => None,
-            Some(Value::String(text)) => Some(
-                state::open(&key, text, tool, &arguments, now).map_err(|problem| {
-                    RpcError::invalid_params(format!("Invalid params: {problem}"))
-                })?,
-            ),
+            Some(Value::String(text)) => Some(text),
             Some(_) => {
                 return Err(RpcError::invalid_params(
                     "Invalid params: `requestState` must be a string, as the server issued it",
                 ));
             }
+        };
+        let hash = (state_text.is_some() || declares_any).then(|| arguments_hash(arguments));
+        let state = match (state_text, &hash) {
+            (Some(text), Some(hash)) => {
+                Some(state::open(&key, text, tool, hash, now).map_err(|problem| {
+                    RpcError::invalid_params(format!("Invalid params: {problem}"))
+                })?)
+            }
+            _ => None,
         };
         let responses = match params.get("inputResponses") {
             None => Map::new(),
@@ -182,7 +198,7 @@ impl StatelessClient {
             declared,
             key,
             tool: tool.to_string(),
-            arguments,
+            arguments: hash,
             ttl,
             now,
             state,
@@ -266,7 +282,12 @@ impl StatelessClient {
             .min(born.saturating_add(MAX_LIFETIME_SECS));
         let state = CallState {
             tool: self.tool.clone(),
-            arguments: self.arguments.clone(),
+            // Some: this ask passed the capability check, so the client
+            // declared something.
+            arguments: self
+                .arguments
+                .clone()
+                .expect("a client that can be asked has its call's arguments hashed"),
             born,
             expires,
             rounds: run.answered.clone(),
@@ -384,5 +405,35 @@ mod tests {
     fn a_ttl_longer_than_the_lifetime_is_cut_to_it() {
         let state = issued(json!({}), Duration::from_secs(2 * 60 * 60), T0).unwrap();
         assert_eq!(opened(&state, T0).expires, T0 + MAX_LIFETIME_SECS);
+    }
+
+    fn hashes(params: Value, declared: Declared) -> usize {
+        let before = state::HASHED.with(|hashed| hashed.get());
+        let _ = StatelessClient::for_call_at(
+            params.as_object().unwrap(),
+            declared,
+            "t",
+            json!({ "big": "x".repeat(1000) }).as_object().unwrap(),
+            StateKey::new([3; 32]),
+            Duration::from_secs(600),
+            T0,
+        );
+        state::HASHED.with(|hashed| hashed.get()) - before
+    }
+
+    #[test]
+    fn the_arguments_are_hashed_only_when_a_state_may_be_checked_or_sealed() {
+        // Nothing to check, and nothing the tool could ask: no hash.
+        assert_eq!(hashes(json!({}), Declared::default()), 0);
+        let answers = json!({ "inputResponses": { "ok": { "action": "accept" } } });
+        assert_eq!(hashes(answers, Declared::default()), 0);
+        // A state to check, or a client the tool may ask (and seal a state
+        // for): hashed once.
+        let state = issued(json!({}), Duration::from_secs(600), T0).unwrap();
+        assert_eq!(
+            hashes(json!({ "requestState": state }), Declared::default()),
+            1
+        );
+        assert_eq!(hashes(json!({}), elicitation()), 1);
     }
 }
