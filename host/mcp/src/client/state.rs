@@ -64,6 +64,11 @@ pub const MAX_LIFETIME_SECS: u64 = 60 * 60;
 /// differs, which tells a timing observer how much of a guess was right.
 /// Nothing compares keys; should something need to, it must do so in
 /// constant time.
+///
+/// ```compile_fail
+/// let key = corral_mcp::StateKey::new([7; 32]);
+/// assert!(key == key.clone());
+/// ```
 #[derive(Clone)]
 pub struct StateKey([u8; 32]);
 

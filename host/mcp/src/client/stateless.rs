@@ -398,7 +398,7 @@ mod tests {
                 }
             }
         }
-        assert!(now >= T0 + MAX_LIFETIME_SECS && now < T0 + MAX_LIFETIME_SECS + 9 * 60);
+        assert!((T0 + MAX_LIFETIME_SECS..T0 + MAX_LIFETIME_SECS + 9 * 60).contains(&now));
     }
 
     #[test]
