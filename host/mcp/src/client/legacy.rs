@@ -237,7 +237,6 @@ fn within_bounds(
     result: Map<String, Value>,
     held: &AtomicUsize,
 ) -> Result<Map<String, Value>, AskError> {
-    let result = Value::Object(result);
     let size = jsonrpc::serialized_len(&result);
     if size > MAX_ANSWER_BYTES {
         return Err(AskError::Failed(format!(
@@ -253,9 +252,6 @@ fn within_bounds(
             MAX_ASK_BYTES >> 20
         )));
     }
-    let Value::Object(result) = result else {
-        unreachable!("wrapped an object above")
-    };
     Ok(result)
 }
 

@@ -109,13 +109,14 @@ pub struct StatelessClient {
     tool: String,
     /// [`arguments_hash`] of the call's arguments, when the call may need
     /// it: to check the state it brought, or to seal one, which only a
-    /// client that declared something it can be asked ever needs. Other
-    /// calls (most: a client that declares nothing, or a tool that asks
-    /// nothing of one) spare the canonical text and its hash.
+    /// client that declared something it can be asked ever needs. A call
+    /// with no state from a client that declares nothing spares the
+    /// canonical text and its hash.
     ///
-    /// It is computed when the call comes, not when the state is sealed:
-    /// the host takes the arguments for the run, and keeping a copy until
-    /// then would cost what it saves.
+    /// It is computed when the call comes, not when a state is sealed: the
+    /// host takes the arguments for the run, and keeping a copy until then
+    /// would cost about what it saves. (A tool that never asks a client
+    /// that declared something still pays for it.)
     arguments: Option<String>,
     /// How long a state issued now stays valid (within the call's
     /// [`MAX_LIFETIME_SECS`]).
