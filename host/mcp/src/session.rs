@@ -401,6 +401,17 @@ impl<H: ToolHost> Session<H> {
         self.pending.len()
     }
 
+    /// The connection that carried `request_ids` closed before they were
+    /// answered. Legacy requests go on (the spec: a disconnection is no
+    /// cancellation), but those that ask the client for input are told at
+    /// once that it cannot be asked, now or later: neither their requests
+    /// nor their results could reach it.
+    pub fn connection_closed(&self, request_ids: &[Value]) {
+        for id in request_ids {
+            self.pending.unreachable(&id.to_string());
+        }
+    }
+
     /// Whether requests of this session are still running.
     pub fn is_busy(&self) -> bool {
         !self.tasks.is_empty()
@@ -623,8 +634,13 @@ impl<H: ToolHost> Session<H> {
                 let mut params = request.params;
                 let (name, arguments) = call_target(&mut params)?;
                 let declared = *self.client_capabilities.lock().unwrap();
-                let client =
-                    LegacyClient::new(self.pending.clone(), declared, revision, reply.clone());
+                let client = LegacyClient::new(
+                    self.pending.clone(),
+                    &request.id,
+                    declared,
+                    revision,
+                    reply.clone(),
+                );
                 let output = self
                     .call_tool(
                         name,
