@@ -15,6 +15,7 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use corral_tool::{CallContext, CallEvent, CallOutput, Content, LogLevel, ToolDef};
 
+use crate::ask::InputRequired;
 use crate::bindings::Contract;
 use crate::bindings::PluginPre;
 use crate::manifest::Manifest;
@@ -229,13 +230,12 @@ impl Plugin {
                 };
                 (output, outcome, run.fuel_used)
             }
-            Err(Failure::InputRequired) => {
+            Err(Failure::InputRequired { fuel_used }) => {
                 // Not the plugin's answer, nor a failure: the protocol layer
                 // answers for the call (and discards this output).
                 tracing::debug!(plugin = %self.name, tool = %name, "call waits for the client's input");
-                let output =
-                    CallOutput::error(format!("Tool `{name}`: {}", Failure::InputRequired));
-                (output, Outcome::InputRequired, 0)
+                let output = CallOutput::error(format!("Tool `{name}`: {InputRequired}"));
+                (output, Outcome::InputRequired, fuel_used)
             }
             Err(failure) => {
                 tracing::warn!(plugin = %self.name, tool = %name, "call failed: {failure}");
@@ -334,7 +334,8 @@ struct CallRecord {
     /// How the call ended, for the audit log and the client's log.
     outcome: Outcome,
     /// Fuel the plugin used: 0 when it did not run, or when the sandbox
-    /// stopped it.
+    /// stopped it (a run suspended for its client's input was not
+    /// stopped: what it used counts).
     fuel_used: u64,
     /// The instance the plugin ran in, to drop once the answer is on its
     /// way; `None` when no instance was made.

@@ -94,8 +94,11 @@ pub enum Failure {
     },
     StackOverflow,
     /// The run ended waiting for the client's input, which the protocol
-    /// layer asks for (see `ask`): not a failure of the plugin's.
-    InputRequired,
+    /// layer asks for (see `ask`): not a failure of the plugin's. The run
+    /// used `fuel_used` before it ended, as a finished run would report.
+    InputRequired {
+        fuel_used: u64,
+    },
     /// A trap or host error, with the guest's stderr when it said something
     /// (a Rust panic message, a Python traceback).
     Trap {
@@ -111,7 +114,7 @@ impl Failure {
             Failure::FuelExhausted { .. } => "fuel-limit",
             Failure::MemoryLimit { .. } => "memory-limit",
             Failure::TimedOut { .. } => "timeout",
-            Failure::InputRequired => "input-required",
+            Failure::InputRequired { .. } => "input-required",
             Failure::StackOverflow | Failure::Trap { .. } => "trap",
         }
     }
@@ -128,7 +131,7 @@ impl fmt::Display for Failure {
             }
             Failure::TimedOut { after } => write!(f, "timed out after {}", human_duration(*after)),
             Failure::StackOverflow => f.write_str("stack overflow (call stack exhausted)"),
-            Failure::InputRequired => InputRequired.fmt(f),
+            Failure::InputRequired { .. } => InputRequired.fmt(f),
             Failure::Trap { message, stderr } if stderr.is_empty() => {
                 write!(f, "plugin trapped: {message}")
             }
@@ -487,14 +490,15 @@ fn finish<T>(
             after: limits.timeout,
         }),
         Ok(Ok(value)) => Ok(Run { value, fuel_used }),
+        // Suspended, not stopped: the audit log counts what it used.
+        Ok(Err(err)) if err.downcast_ref::<InputRequired>().is_some() => {
+            Err(Failure::InputRequired { fuel_used })
+        }
         Ok(Err(err)) => Err(classify(&err, state, limits, stderr)),
     }
 }
 
 fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits, stderr: String) -> Failure {
-    if err.downcast_ref::<InputRequired>().is_some() {
-        return Failure::InputRequired;
-    }
     match err.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => Failure::FuelExhausted {
             budget: limits.fuel,

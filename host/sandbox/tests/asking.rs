@@ -447,17 +447,24 @@ async fn a_suspended_ask_ends_the_run_quietly_as_input_required() {
     assert!(events.is_empty(), "{events:?}");
     // The audit line comes after the answer: wait for it.
     let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
+    let line = loop {
         let lines = String::from_utf8_lossy(&log.lock().unwrap()).into_owned();
-        if lines
+        if let Some(line) = lines
             .lines()
-            .any(|l| l.contains("tool=twice") && l.contains("outcome=\"input-required\""))
+            .find(|l| l.contains("tool=twice") && l.contains("outcome=\"input-required\""))
         {
-            break;
+            break line.to_owned();
         }
         assert!(Instant::now() < deadline, "no audit line in:\n{lines}");
         tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    };
+    // The run was suspended, not stopped: the fuel it used is counted.
+    let fuel: u64 = line
+        .split_once("fuel=")
+        .and_then(|(_, rest)| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no fuel in {line}"));
+    assert!(fuel > 0, "{line}");
     std::io::stderr().flush().unwrap();
 }
 
