@@ -15,7 +15,7 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use corral_tool::{CallContext, CallEvent, CallOutput, Content, LogLevel, ToolDef};
 
-use crate::ask::InputRequired;
+use crate::ask::{InputRequired, WaitingCalls};
 use crate::bindings::Contract;
 use crate::bindings::PluginPre;
 use crate::manifest::Manifest;
@@ -39,6 +39,9 @@ pub struct Plugin {
     buckets: Vec<TokenBucket>,
     /// Permits for calls running at once.
     running: Arc<tokio::sync::Semaphore>,
+    /// Room for calls waiting for their clients at once (half of the
+    /// permits): a waiting call holds its permit all along.
+    waiting: Arc<WaitingCalls>,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -94,6 +97,7 @@ impl Plugin {
             tools,
             buckets,
             running: Arc::new(tokio::sync::Semaphore::new(limits.concurrency as usize)),
+            waiting: WaitingCalls::for_concurrency(limits.concurrency),
         })
     }
 
@@ -217,6 +221,7 @@ impl Plugin {
             &tool.def.name,
             &arguments_text,
             context,
+            self.waiting.clone(),
         ))
         .await;
         let (output, outcome, fuel_used) = match run {

@@ -7,7 +7,7 @@
 //!
 //! A call's time limit counts compute only: while the plugin waits for its
 //! client's answers (`client.ask`, see `ask`), the limit is paused, and the
-//! wait is bounded by `input-wait` instead.
+//! call's waits are bounded by `input-wait` instead, in all.
 
 use std::fmt;
 use std::future::{Future, poll_fn};
@@ -26,7 +26,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::after_answer::AfterAnswer;
-use crate::ask::{Asking, InputRequired, Pause};
+use crate::ask::{Asking, InputRequired, Pause, WaitingCalls};
 use crate::bindings::{self, Contract, PluginPre, client, tools, types};
 use crate::cache::CompileCache;
 use crate::capture::Captured;
@@ -326,14 +326,19 @@ impl Sandbox {
     ) -> Result<Run<Vec<tools::Tool>>, Failure> {
         let limits = &manifest.limits;
         let pause = Arc::new(Pause::default());
-        let mut store = self.store(plugin, manifest, CallContext::default(), pause.clone())?;
+        // No client: `list` can ask nothing, and waits for no one.
+        let waiting = WaitingCalls::for_concurrency(1);
+        let context = CallContext::default();
+        let mut store = self.store(plugin, manifest, context, pause.clone(), waiting)?;
         let outcome = within(limits.timeout, &pause, pre.list(&mut store)).await;
         finish(&mut store, limits, outcome)
     }
 
-    /// Instantiates the plugin and calls `call(tool, arguments)`. Also
-    /// returns the spent instance, for the caller to drop once the answer
-    /// is on its way.
+    /// Instantiates the plugin and calls `call(tool, arguments)`; its asks
+    /// wait for the client only while `waiting` (the plugin's) has room.
+    /// Also returns the spent instance, for the caller to drop once the
+    /// answer is on its way.
+    #[allow(clippy::too_many_arguments)] // each is one call's, or its plugin's
     pub async fn call(
         &self,
         pre: &PluginPre<CallState>,
@@ -342,10 +347,11 @@ impl Sandbox {
         tool: &str,
         arguments: &str,
         context: CallContext,
+        waiting: Arc<WaitingCalls>,
     ) -> (Result<Run<tools::CallResult>, Failure>, Option<Spent>) {
         let limits = &manifest.limits;
         let pause = Arc::new(Pause::default());
-        let mut store = match self.store(plugin, manifest, context, pause.clone()) {
+        let mut store = match self.store(plugin, manifest, context, pause.clone(), waiting) {
             Ok(store) => store,
             Err(failure) => return (Err(failure), None),
         };
@@ -368,6 +374,7 @@ impl Sandbox {
         manifest: &Manifest,
         context: CallContext,
         pause: Arc<Pause>,
+        waiting: Arc<WaitingCalls>,
     ) -> Result<Store<CallState>, Failure> {
         let limits = &manifest.limits;
         let stdout = Captured::new(CAPTURE_BYTES);
@@ -409,6 +416,7 @@ impl Sandbox {
                 limits.input_wait,
                 limits.validation_units,
                 pause,
+                waiting,
             ),
             log_events: 0,
             progress_events: 0,
