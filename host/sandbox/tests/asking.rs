@@ -16,7 +16,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use corral_sandbox::imports::Verdict;
-use corral_sandbox::{Contract, Plugin, Sandbox, SandboxOptions, inspect};
+use corral_sandbox::{
+    Contract, MAX_ANSWER_BYTES, MAX_FORM_CONTENT, Plugin, Sandbox, SandboxOptions, inspect,
+};
 use corral_tool::{
     AskError, AskFuture, CallContext, CallEvent, CallOutput, Client, ClientCapabilities, Content,
     InputKind, InputRequest,
@@ -466,6 +468,33 @@ async fn at_most_half_of_a_plugins_calls_wait_for_their_clients() {
     let prompt = FakeClient::new(vec![Reply::Answer(vec![accept(json!({"name": "Bo"}))])]);
     let (output, _) = call(&plugin, "elicit", Some(prompt)).await;
     assert_eq!(text(&output), "accept {\"name\":\"Bo\"}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_are_bounded_in_size_per_form_and_per_ask() {
+    let dir = asker_folder(None);
+    let plugin = load(dir.path()).await;
+    // Valid against the schema (one string, one work unit), but too long.
+    let long = "a".repeat(MAX_FORM_CONTENT);
+    let client = FakeClient::new(vec![Reply::Answer(vec![accept(json!({"name": long}))])]);
+    let (output, _) = call(&plugin, "elicit", Some(client)).await;
+    let said = text(&output);
+    assert!(
+        said == "failed: the answer to `user_name` has `content` longer than 64 KiB as JSON",
+        "{}",
+        &said[..said.len().min(200)]
+    );
+    // Five sampled texts, each within its own 4 MiB, 20 MiB together.
+    let sampled = json!({"role": "assistant", "content": {"type": "text", "text": "x".repeat((4 << 20) - 64)}, "model": "m"});
+    let client = FakeClient::new(vec![Reply::Answer(vec![sampled; 5])]);
+    let (output, _) = call(&plugin, "five_samples", Some(client)).await;
+    let said = text(&output);
+    assert!(
+        said == "failed: the client's answers to this ask come to more than 16 MiB, the most one ask may hand the plugin",
+        "{}",
+        &said[..said.len().min(200)]
+    );
+    assert_eq!(MAX_ANSWER_BYTES, 16 << 20);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,8 +4,8 @@
 //! One ask is checked whole before anything is sent (`requests`: keys,
 //! counts, sizes, form schemas as MCP allows them), handed to the call's
 //! client, and waited for; each answer is checked against its request
-//! (`answers`: an accepted form against its schema) before the plugin
-//! sees it.
+//! (`answers`: an accepted form against its schema, sizes) before the
+//! plugin sees it.
 //!
 //! Waiting is bounded twice over, as a waiting call holds one of its
 //! plugin's `concurrency` slots (and an instance) all along. The plugin's
@@ -39,11 +39,17 @@ use corral_tool::{AskError, Client, ClientCapabilities};
 use tokio::sync::Semaphore;
 
 use crate::bindings::client;
+use crate::units::human_bytes;
 
+pub use answers::MAX_FORM_CONTENT;
 pub use requests::{MAX_ASK_BYTES, MAX_REQUEST_BYTES, MAX_REQUESTS};
 
 /// Asks one call may make.
 pub const MAX_ASKS: u32 = 32;
+
+/// Bytes of answers one ask may hand the plugin, in all (form contents,
+/// sampled text and media, roots): what lands in its memory at once.
+pub const MAX_ANSWER_BYTES: usize = 16 << 20;
 
 /// Work units checking one accepted form may take, at most: a form is a
 /// few primitive fields, and it is checked on the async worker.
@@ -242,13 +248,23 @@ impl Asking {
             ))));
         }
         let budget = self.validation_units.min(MAX_FORM_UNITS);
-        let converted = answers
-            .into_iter()
-            .zip(&expected)
-            .zip(&keys)
-            .map(|((answer, expected), key)| answers::convert(key, expected, answer, budget))
-            .collect::<Result<Vec<_>, String>>();
-        Ok(converted.map_err(client::AskError::Failed))
+        let mut total = 0usize;
+        let mut converted = Vec::with_capacity(answers.len());
+        for ((answer, expected), key) in answers.into_iter().zip(&expected).zip(&keys) {
+            let response = match answers::convert(key, expected, answer, budget) {
+                Ok(response) => response,
+                Err(message) => return Ok(Err(client::AskError::Failed(message))),
+            };
+            total = total.saturating_add(answers::guest_bytes(&response));
+            if total > MAX_ANSWER_BYTES {
+                return Ok(Err(client::AskError::Failed(format!(
+                    "the client's answers to this ask come to more than {}, the most one ask may hand the plugin",
+                    human_bytes(MAX_ANSWER_BYTES)
+                ))));
+            }
+            converted.push(response);
+        }
+        Ok(Ok(converted))
     }
 }
 
