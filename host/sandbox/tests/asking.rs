@@ -106,6 +106,9 @@ enum Reply {
 /// remembers what it was asked.
 struct FakeClient {
     capabilities: ClientCapabilities,
+    /// Whether it says it answers without waiting (as the stateless era's
+    /// client does).
+    at_once: bool,
     replies: Mutex<VecDeque<Reply>>,
     asked: Mutex<Vec<Vec<InputRequest>>>,
 }
@@ -119,9 +122,17 @@ impl FakeClient {
                 sampling: true,
                 roots: true,
             },
+            at_once: false,
             replies: Mutex::new(replies.into()),
             asked: Mutex::new(Vec::new()),
         })
+    }
+
+    /// A client that answers without waiting for anyone.
+    fn at_once(replies: Vec<Reply>) -> Arc<FakeClient> {
+        let mut client = Arc::into_inner(FakeClient::new(replies)).unwrap();
+        client.at_once = true;
+        Arc::new(client)
     }
 
     fn asked(&self) -> Vec<Vec<InputRequest>> {
@@ -139,6 +150,10 @@ fn map(value: Value) -> Map<String, Value> {
 impl Client for FakeClient {
     fn capabilities(&self) -> ClientCapabilities {
         self.capabilities
+    }
+
+    fn answers_at_once(&self) -> bool {
+        self.at_once
     }
 
     fn ask(&self, requests: Vec<InputRequest>) -> AskFuture<'_> {
@@ -416,13 +431,13 @@ async fn input_wait_bounds_all_of_a_calls_asks_together() {
     assert_eq!(text(&output), "timed-out\ntimed-out");
     assert_eq!(client.asked().len(), 1);
 
-    // The second ask waits only what the first left: 1 s in all, not
-    // 600 ms plus a full second.
-    let dir = asker_folder(Some("[limits]\ninput-wait = \"1 s\"\n"));
+    // The second ask waits only what the first left: 2 s in all, not
+    // 1.5 s plus a full 2 s.
+    let dir = asker_folder(Some("[limits]\ninput-wait = \"2 s\"\n"));
     let plugin = load(dir.path()).await;
     let first = vec![accept(json!({"name": "One"}))];
     let client = FakeClient::new(vec![
-        Reply::Later(Duration::from_millis(600), first),
+        Reply::Later(Duration::from_millis(1500), first),
         Reply::Never,
     ]);
     let started = Instant::now();
@@ -431,7 +446,7 @@ async fn input_wait_bounds_all_of_a_calls_asks_together() {
     assert_eq!(text(&output), "accept {\"name\":\"One\"}\ntimed-out");
     assert_eq!(client.asked().len(), 2);
     assert!(
-        elapsed >= Duration::from_secs(1) && elapsed < Duration::from_millis(1450),
+        elapsed >= Duration::from_secs(2) && elapsed < Duration::from_secs(3),
         "{elapsed:?}"
     );
 }
@@ -468,6 +483,26 @@ async fn at_most_half_of_a_plugins_calls_wait_for_their_clients() {
     let prompt = FakeClient::new(vec![Reply::Answer(vec![accept(json!({"name": "Bo"}))])]);
     let (output, _) = call(&plugin, "elicit", Some(prompt)).await;
     assert_eq!(text(&output), "accept {\"name\":\"Bo\"}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_answers_at_once_takes_no_waiting_slot() {
+    // Concurrency 2, one call waiting: a stateless call answered from what
+    // its request carries is no wait, and is served.
+    let dir = asker_folder(Some("[limits]\nconcurrency = 2\ninput-wait = \"500 ms\"\n"));
+    let plugin = load(dir.path()).await;
+    let silent = FakeClient::new(vec![Reply::Never]);
+    let replayed = FakeClient::at_once(vec![Reply::Answer(vec![accept(json!({"name": "Al"}))])]);
+    let waiting = call(&plugin, "elicit", Some(silent.clone()));
+    let meanwhile = async {
+        while silent.asked().is_empty() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        call(&plugin, "elicit", Some(replayed.clone())).await
+    };
+    let ((waited, _), (answered, _)) = tokio::join!(waiting, meanwhile);
+    assert_eq!(text(&waited), "timed-out");
+    assert_eq!(text(&answered), "accept {\"name\":\"Al\"}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -217,12 +217,19 @@ impl Asking {
         if left.is_zero() {
             return Ok(Err(client::AskError::TimedOut));
         }
-        let Ok(_slot) = self.waiting.slots.clone().try_acquire_owned() else {
-            return Ok(Err(client::AskError::Failed(format!(
-                "too many calls of this plugin wait for their clients (at most {}); \
-                 nothing was asked: ask again later, or go on without the answers",
-                self.waiting.max
-            ))));
+        // A client that answers at once (the stateless era's) holds no
+        // waiting slot: only calls that may wait on a person count.
+        let _slot = if client.answers_at_once() {
+            None
+        } else {
+            let Ok(slot) = self.waiting.slots.clone().try_acquire_owned() else {
+                return Ok(Err(client::AskError::Failed(format!(
+                    "too many calls of this plugin wait for their clients (at most {}); \
+                     nothing was asked: ask again later, or go on without the answers",
+                    self.waiting.max
+                ))));
+            };
+            Some(slot)
         };
         let keys: Vec<String> = requests.iter().map(|r| r.key.clone()).collect();
         let answered = {
