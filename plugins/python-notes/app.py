@@ -3,8 +3,9 @@ manifest grants as /notes. It shows a Python plugin asking the user (plugin
 contract 0.2.0, interface `client`): `delete_note` asks which note when the
 model leaves the title out (a form whose choices are the existing notes),
 and both `delete_note` and `write_note` (when it would replace a note) ask
-for confirmation before the change. Clients that cannot ask get a clear
-answer instead: pass the title, and `confirmed: true` once the user agreed.
+for confirmation before the change, even when the model says
+`confirmed: true`. Clients that cannot ask get a clear answer instead: pass
+the title, and `confirmed: true` once the user agreed (counted only then).
 
 Built with componentize-py against wit/ (world `plugin`) by
 plugins/build-python. The note logic is in notes.py, the asking in ask.py;
@@ -33,7 +34,8 @@ TITLE = {"type": "string", "pattern": notes.TITLE_PATTERN, "description": "The n
 CONFIRMED = {
     "type": "boolean",
     "default": False,
-    "description": "True only when the user already agreed in the conversation; needed when the client cannot ask.",
+    "description": "True only when the user already agreed in the conversation. Used only when the client "
+                   "cannot ask the user; a client that can ask is always asked, whatever this says.",
 }
 
 
@@ -56,12 +58,14 @@ TOOLS = [
     tool("list_notes", "List notes", "List the titles of the saved notes.", obj({}, []), read_only=True),
     tool("read_note", "Read a note", "Return the text of one note.", obj({"title": TITLE}, ["title"]), read_only=True),
     tool("write_note", "Write a note",
-         "Save a note under a title. Replacing an existing note asks the user first.",
+         "Save a note under a title. Replacing an existing note asks the user first (when the client cannot "
+         "ask, it needs confirmed: true).",
          obj({"title": TITLE, "text": {"type": "string", "maxLength": notes.MAX_NOTE_BYTES}, "confirmed": CONFIRMED},
              ["title", "text"]),
          destructive=True),
     tool("delete_note", "Delete a note",
-         "Delete a note. Without a title, asks the user which one; always asks for confirmation first.",
+         "Delete a note. Without a title, asks the user which one; always asks the user for confirmation "
+         "first (when the client cannot ask, it needs title and confirmed: true).",
          obj({"title": TITLE, "confirmed": CONFIRMED}, []),
          destructive=True),
 ]

@@ -7,6 +7,9 @@ under plain CPython. The rule every tool here follows: ask first, act
 last. A client of MCP 2026-07-28 answers "input required" and calls
 again with the answers, and the host runs the tool again from the start,
 so anything done before the last question would be done once per round.
+And consent is the user's: a client that can ask is always asked, and
+`confirmed: true` (the model's claim that the user agreed) counts only
+when the client cannot ask.
 """
 
 import os
@@ -56,17 +59,21 @@ def read_note(root: str, title: str) -> str:
 
 
 def write_note(root: str, title: str, text: str, asker, confirmed: bool = False) -> str:
-    """Writes a note; replacing an existing one needs the user's consent."""
+    """Writes a note; replacing an existing one needs the user's consent:
+    asked when the client can ask, else `confirmed`."""
     if len(text.encode()) > MAX_NOTE_BYTES:
         raise NoteError(f"a note holds at most {MAX_NOTE_BYTES} bytes")
     path = os.path.join(root, file_name(title))
-    if title in titles(root) and not confirmed:
+    if title in titles(root):
         question = f"Replace the note {title!r}? Its current text will be lost."
-        if not asker.can_elicit():
+        if asker.can_elicit():
+            # The user is asked whenever they can be: `confirmed` is the
+            # model's word, not theirs.
+            if not asker.confirm("confirm_replace", question):
+                return f"Nothing written: the user chose to keep the note {title!r}."
+        elif not confirmed:
             return (f"Nothing written: a note {title!r} exists and this client cannot ask for confirmation. "
                     f"Ask the user \"{question}\" and, if they agree, call again with confirmed: true.")
-        if not asker.confirm("confirm_replace", question):
-            return f"Nothing written: the user chose to keep the note {title!r}."
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     return f"Saved the note {title!r}."
@@ -74,7 +81,8 @@ def write_note(root: str, title: str, text: str, asker, confirmed: bool = False)
 
 def delete_note(root: str, title: str | None, asker, confirmed: bool = False) -> str:
     """Deletes a note: asks which one when `title` is missing, then asks for
-    consent, and only then deletes."""
+    consent (`confirmed` stands for it only when the client cannot ask), and
+    only then deletes."""
     existing = titles(root)
     if not existing:
         return "There are no notes to delete."
@@ -94,11 +102,11 @@ def delete_note(root: str, title: str | None, asker, confirmed: bool = False) ->
     if title not in existing:
         raise NoteError(f"there is no note {title!r}")
     question = f"Delete the note {title!r}? This cannot be undone."
-    if not confirmed:
-        if not asker.can_elicit():
-            return (f"Nothing deleted: this client cannot ask for confirmation. Ask the user \"{question}\" "
-                    f"and, if they agree, call again with title and confirmed: true.")
+    if asker.can_elicit():
         if not asker.confirm("confirm_delete", question):
             return f"Nothing deleted: the user chose to keep {title!r}."
+    elif not confirmed:
+        return (f"Nothing deleted: this client cannot ask for confirmation. Ask the user \"{question}\" "
+                f"and, if they agree, call again with title and confirmed: true.")
     os.remove(os.path.join(root, file_name(title)))
     return f"Deleted the note {title!r}."

@@ -66,6 +66,19 @@ class NotesTest(unittest.TestCase):
         self.assertEqual(notes.delete_note(self.root, "ideas", asker, confirmed=True), "Deleted the note 'ideas'.")
         self.assertEqual(asker.asked, [])
 
+    def test_confirmed_does_not_skip_asking_a_client_that_can_ask(self):
+        # The model's `confirmed: true` is not the user's consent.
+        asker = FakeAsker({"confirm_delete": False})
+        self.assertIn("Nothing deleted", notes.delete_note(self.root, "ideas", asker, confirmed=True))
+        self.assertEqual([key for key, _, _ in asker.asked], ["confirm_delete"])
+        self.assertEqual(notes.titles(self.root), ["groceries", "ideas"])
+        asker = FakeAsker({"confirm_replace": False})
+        self.assertIn("keep the note", notes.write_note(self.root, "ideas", "new", asker, confirmed=True))
+        self.assertEqual([key for key, _, _ in asker.asked], ["confirm_replace"])
+        self.assertEqual(notes.read_note(self.root, "ideas"), "ideas")
+        asker = FakeAsker({"confirm_delete": True})
+        self.assertEqual(notes.delete_note(self.root, "ideas", asker, confirmed=True), "Deleted the note 'ideas'.")
+
     def test_replacing_asks_writing_new_does_not(self):
         asker = FakeAsker()
         self.assertEqual(notes.write_note(self.root, "todo", "x", asker), "Saved the note 'todo'.")
@@ -75,6 +88,13 @@ class NotesTest(unittest.TestCase):
         asker = FakeAsker({"confirm_replace": True})
         notes.write_note(self.root, "ideas", "new", asker)
         self.assertEqual(notes.read_note(self.root, "ideas"), "new")
+        # A client that cannot ask: `confirmed` decides.
+        asker = FakeAsker(can_elicit=False)
+        self.assertIn("confirmed: true", notes.write_note(self.root, "ideas", "newer", asker))
+        self.assertEqual(notes.read_note(self.root, "ideas"), "new")
+        notes.write_note(self.root, "ideas", "newer", asker, confirmed=True)
+        self.assertEqual(notes.read_note(self.root, "ideas"), "newer")
+        self.assertEqual(asker.asked, [])
 
     def test_titles_cannot_escape(self):
         with self.assertRaises(notes.NoteError):

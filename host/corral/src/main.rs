@@ -194,6 +194,8 @@ enum Command {
         /// calls that ask the client for input: 32 bytes, as 64 hex digits
         /// (`openssl rand -hex 32`) or base64. Replicas serving one client
         /// need the same key; without one each process draws its own.
+        /// Prefer setting CORRAL_STATE_KEY in the environment: a key given
+        /// on the command line shows in `ps` and in shell history.
         #[arg(
             long,
             env = "CORRAL_STATE_KEY",

@@ -266,7 +266,7 @@ pub fn is_droppable(message: &Value) -> bool {
 }
 
 /// Bytes of `value` as JSON, counted without writing them anywhere.
-pub fn serialized_len(value: &Value) -> usize {
+pub fn serialized_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
         fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {

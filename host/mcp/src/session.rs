@@ -74,12 +74,10 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::client::{LegacyClient, Pending, StateKey, StatelessClient};
+use super::client::{Declared, LegacyClient, Pending, StateKey, StatelessClient};
 use super::jsonrpc::{self, Frame, Incoming, Notification, Request, RpcError};
 use super::{HostEvents, HostLog, Revision, ToolHost, UnknownTool, shape};
-use corral_tool::{
-    CallContext, CallEvent, CallOutput, Client, ClientCapabilities, EventSink, LogLevel, ToolDef,
-};
+use corral_tool::{CallContext, CallEvent, CallOutput, Client, EventSink, LogLevel, ToolDef};
 
 pub use super::jsonrpc::Outbox;
 
@@ -96,7 +94,9 @@ pub struct ServerOptions {
     /// this process's own (drawn at random).
     pub state_key: StateKey,
     /// How long a `requestState` stays valid once issued: the time a client
-    /// has to answer one round.
+    /// has to answer one round. Never past an hour from the call's first
+    /// state, however often it is reissued (`MAX_LIFETIME_SECS` in
+    /// `client::state`).
     pub state_ttl: Duration,
 }
 
@@ -284,7 +284,7 @@ pub struct Session<H> {
     /// Set by `initialize`.
     revision: Mutex<Option<Revision>>,
     /// What the client declared at `initialize` (legacy calls may ask it).
-    client_capabilities: Mutex<ClientCapabilities>,
+    client_capabilities: Mutex<Declared>,
     /// The requests sent to the client that wait for its response.
     pending: Arc<Pending>,
     /// The minimum level of log notifications, as a `LogLevel` index.
@@ -315,7 +315,7 @@ impl<H: ToolHost> Session<H> {
             options,
             notify,
             revision: Mutex::new(None),
-            client_capabilities: Mutex::new(ClientCapabilities::default()),
+            client_capabilities: Mutex::new(Declared::default()),
             pending: Arc::new(Pending::default()),
             log_level: Arc::new(AtomicU8::new(LOGGING_OFF)),
             in_flight: Mutex::new(HashMap::new()),
@@ -567,7 +567,7 @@ impl<H: ToolHost> Session<H> {
         *self.client_capabilities.lock().unwrap() = request
             .params
             .get("capabilities")
-            .map(ClientCapabilities::from_json)
+            .map(Declared::from_json)
             .unwrap_or_default();
         let client = request
             .params
@@ -630,27 +630,20 @@ impl<H: ToolHost> Session<H> {
             }
             "tools/call" => {
                 self.host.ready().await;
-                let (revision, log_level) = (self.revision(), self.log_level.clone());
-                let mut params = request.params;
-                let (name, arguments) = call_target(&mut params)?;
+                let revision = self.revision();
+                let call = ToolCall::from_params(request.params)?;
+                // Asks go to the client on the call's own outbox.
                 let declared = *self.client_capabilities.lock().unwrap();
-                let client = LegacyClient::new(
+                let client = Arc::new(LegacyClient::new(
                     self.pending.clone(),
                     &request.id,
                     declared,
                     revision,
                     reply.clone(),
-                );
+                ));
+                let log_level = self.log_level.clone();
                 let output = self
-                    .call_tool(
-                        name,
-                        arguments,
-                        &params,
-                        revision,
-                        log_level,
-                        reply,
-                        Arc::new(client),
-                    )
+                    .call_tool(call, revision, log_level, reply, client)
                     .await?;
                 Ok(shape::call_result_json(&output, revision))
             }
@@ -683,33 +676,27 @@ impl<H: ToolHost> Session<H> {
             }
             "tools/call" => {
                 self.host.ready().await;
-                let log_level = Arc::new(AtomicU8::new(log_level.map_or(LOGGING_OFF, |l| l as u8)));
-                let mut params = request.params;
-                let (name, arguments) = call_target(&mut params)?;
-                // Checked by `Era::of`: an object.
-                let declared = params
+                let call = ToolCall::from_params(request.params)?;
+                // Asks are answered from the call's own params (and its
+                // state), declared in its `_meta` (checked by `Era::of`: an
+                // object).
+                let declared = call
+                    .params
                     .get("_meta")
                     .and_then(|meta| meta.get(META_CLIENT_CAPABILITIES))
-                    .map(ClientCapabilities::from_json)
+                    .map(Declared::from_json)
                     .unwrap_or_default();
                 let client = Arc::new(StatelessClient::for_call(
-                    &params,
+                    &call.params,
                     declared,
-                    &name,
-                    &arguments,
+                    &call.name,
+                    &call.arguments,
                     self.options.state_key.clone(),
                     self.options.state_ttl,
                 )?);
+                let log_level = Arc::new(AtomicU8::new(log_level.map_or(LOGGING_OFF, |l| l as u8)));
                 let output = self
-                    .call_tool(
-                        name,
-                        arguments,
-                        &params,
-                        revision,
-                        log_level,
-                        reply,
-                        client.clone(),
-                    )
+                    .call_tool(call, revision, log_level, reply, client.clone())
                     .await?;
                 // A run that asked what the client must answer first ends
                 // with that, whatever the tool returned after.
@@ -830,19 +817,23 @@ impl<H: ToolHost> Session<H> {
         Ok(result)
     }
 
-    /// Runs the tool `name`; `params` are the call's other params (its
-    /// `_meta`), `client` is what the tool may ask.
-    #[allow(clippy::too_many_arguments)]
+    /// Runs `call` in either era: its events go to `reply` (log messages at
+    /// or above `log_level`), and its tool may ask `client`, which is all
+    /// that differs between the eras (with how the output becomes the
+    /// answer, which the caller decides).
     async fn call_tool(
         &self,
-        name: String,
-        arguments: Map<String, Value>,
-        params: &Map<String, Value>,
+        call: ToolCall,
         revision: Revision,
         log_level: Arc<AtomicU8>,
         reply: Outbox,
         client: Arc<dyn Client>,
     ) -> Result<CallOutput, RpcError> {
+        let ToolCall {
+            name,
+            arguments,
+            params,
+        } = call;
         let progress_token = params
             .get("_meta")
             .and_then(|meta| meta.get("progressToken"))
@@ -876,23 +867,40 @@ impl<H: ToolHost> Session<H> {
     }
 }
 
-/// The name and arguments of a `tools/call`, taken out of its `params`.
-fn call_target(params: &mut Map<String, Value>) -> Result<(String, Map<String, Value>), RpcError> {
-    let Some(Value::String(name)) = params.remove("name") else {
-        return Err(RpcError::invalid_params(
-            "Invalid params: tools/call needs a string `name`",
-        ));
-    };
-    let arguments = match params.remove("arguments") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(arguments)) => arguments,
-        Some(_) => {
+/// One `tools/call`, as either era reads it.
+struct ToolCall {
+    /// The tool's name.
+    name: String,
+    arguments: Map<String, Value>,
+    /// The call's other params: its `_meta` (with the progress token), and
+    /// in the stateless era `requestState` and `inputResponses`.
+    params: Map<String, Value>,
+}
+
+impl ToolCall {
+    /// The call whose params are `params`, or the error for params that
+    /// name no tool or bring arguments that are no object.
+    fn from_params(mut params: Map<String, Value>) -> Result<ToolCall, RpcError> {
+        let Some(Value::String(name)) = params.remove("name") else {
             return Err(RpcError::invalid_params(
-                "Invalid params: `arguments` must be an object",
+                "Invalid params: tools/call needs a string `name`",
             ));
-        }
-    };
-    Ok((name, arguments))
+        };
+        let arguments = match params.remove("arguments") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(arguments)) => arguments,
+            Some(_) => {
+                return Err(RpcError::invalid_params(
+                    "Invalid params: `arguments` must be an object",
+                ));
+            }
+        };
+        Ok(ToolCall {
+            name,
+            arguments,
+            params,
+        })
+    }
 }
 
 /// Where a call's events go (to `reply`): progress notifications for the

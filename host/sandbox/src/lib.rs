@@ -33,7 +33,10 @@ pub mod schema;
 pub mod units;
 mod validation;
 
-pub use ask::{MAX_ASK_BYTES, MAX_ASKS, MAX_REQUEST_BYTES, MAX_REQUESTS};
+pub use ask::{
+    MAX_ANSWER_BYTES, MAX_ASK_BYTES, MAX_ASKS, MAX_FORM_CONTENT, MAX_REQUEST_BYTES, MAX_REQUESTS,
+    WaitingCalls,
+};
 pub use bindings::Contract;
 pub use limits::Limits;
 pub use manifest::{Manifest, ManifestError};

@@ -14,12 +14,17 @@ pub struct Limits {
     /// Wall-clock time for instantiation plus the call, not counting the
     /// time spent waiting for the client's answers.
     pub timeout: Duration,
-    /// How long one ask of the client (contract 0.2.0 `client.ask`) may
-    /// wait for its answers: a person may be filling in a form.
+    /// How long one call may wait for its client's answers (contract
+    /// 0.2.0 `client.ask`), in all its asks together: a person may be
+    /// filling in a form, but a waiting call holds a `concurrency` slot.
+    /// Each ask waits at most what is left; once it is spent, an ask is
+    /// `timed-out` at once.
     pub input_wait: Duration,
     /// Size of a call's result (content plus structured content), in bytes.
     pub output_bytes: usize,
     /// Calls of one plugin running at once; more are refused, not queued.
+    /// At most half of them (at least one) may wait for their clients at
+    /// once; an ask beyond that is `failed` at once.
     pub concurrency: u32,
     /// Work units checking one value (arguments, structured content)
     /// against a schema may take (see [`crate::schema`]).

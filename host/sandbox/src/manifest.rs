@@ -11,9 +11,9 @@
 //! fuel = 1_000_000_000     # CPU budget per call, in fuel units
 //! memory = "64 MiB"        # linear memory per call
 //! timeout = "10 s"         # wall-clock time per call, waits for the client excepted
-//! input-wait = "5 min"     # how long one ask of the client may wait for its answers
+//! input-wait = "5 min"     # how long one call may wait for its client, all its asks together
 //! output = "1 MiB"         # size of a call's result
-//! concurrency = 4          # calls of this plugin running at once
+//! concurrency = 4          # calls of this plugin running at once (half may wait for clients)
 //! validation = 4_000_000   # work units to check one value against a schema
 //! metadata = "32 MiB"      # host memory its tools' schemas may hold
 //! rate = 20                # calls per second per tool (token bucket)

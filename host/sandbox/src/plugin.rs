@@ -15,6 +15,7 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use corral_tool::{CallContext, CallEvent, CallOutput, Content, LogLevel, ToolDef};
 
+use crate::ask::{InputRequired, WaitingCalls};
 use crate::bindings::Contract;
 use crate::bindings::PluginPre;
 use crate::manifest::Manifest;
@@ -38,6 +39,9 @@ pub struct Plugin {
     buckets: Vec<TokenBucket>,
     /// Permits for calls running at once.
     running: Arc<tokio::sync::Semaphore>,
+    /// Room for calls waiting for their clients at once (half of the
+    /// permits): a waiting call holds its permit all along.
+    waiting: Arc<WaitingCalls>,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -93,6 +97,7 @@ impl Plugin {
             tools,
             buckets,
             running: Arc::new(tokio::sync::Semaphore::new(limits.concurrency as usize)),
+            waiting: WaitingCalls::for_concurrency(limits.concurrency),
         })
     }
 
@@ -216,6 +221,7 @@ impl Plugin {
             &tool.def.name,
             &arguments_text,
             context,
+            self.waiting.clone(),
         ))
         .await;
         let (output, outcome, fuel_used) = match run {
@@ -229,13 +235,12 @@ impl Plugin {
                 };
                 (output, outcome, run.fuel_used)
             }
-            Err(Failure::InputRequired) => {
+            Err(Failure::InputRequired { fuel_used }) => {
                 // Not the plugin's answer, nor a failure: the protocol layer
                 // answers for the call (and discards this output).
                 tracing::debug!(plugin = %self.name, tool = %name, "call waits for the client's input");
-                let output =
-                    CallOutput::error(format!("Tool `{name}`: {}", Failure::InputRequired));
-                (output, Outcome::InputRequired, 0)
+                let output = CallOutput::error(format!("Tool `{name}`: {InputRequired}"));
+                (output, Outcome::InputRequired, fuel_used)
             }
             Err(failure) => {
                 tracing::warn!(plugin = %self.name, tool = %name, "call failed: {failure}");
@@ -334,7 +339,8 @@ struct CallRecord {
     /// How the call ended, for the audit log and the client's log.
     outcome: Outcome,
     /// Fuel the plugin used: 0 when it did not run, or when the sandbox
-    /// stopped it.
+    /// stopped it (a run suspended for its client's input was not
+    /// stopped: what it used counts).
     fuel_used: u64,
     /// The instance the plugin ran in, to drop once the answer is on its
     /// way; `None` when no instance was made.

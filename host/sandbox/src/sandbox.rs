@@ -7,7 +7,7 @@
 //!
 //! A call's time limit counts compute only: while the plugin waits for its
 //! client's answers (`client.ask`, see `ask`), the limit is paused, and the
-//! wait is bounded by `input-wait` instead.
+//! call's waits are bounded by `input-wait` instead, in all.
 
 use std::fmt;
 use std::future::{Future, poll_fn};
@@ -26,7 +26,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::after_answer::AfterAnswer;
-use crate::ask::{Asking, InputRequired, Pause};
+use crate::ask::{Asking, InputRequired, Pause, WaitingCalls};
 use crate::bindings::{self, Contract, PluginPre, client, tools, types};
 use crate::cache::CompileCache;
 use crate::capture::Captured;
@@ -94,8 +94,11 @@ pub enum Failure {
     },
     StackOverflow,
     /// The run ended waiting for the client's input, which the protocol
-    /// layer asks for (see `ask`): not a failure of the plugin's.
-    InputRequired,
+    /// layer asks for (see `ask`): not a failure of the plugin's. The run
+    /// used `fuel_used` before it ended, as a finished run would report.
+    InputRequired {
+        fuel_used: u64,
+    },
     /// A trap or host error, with the guest's stderr when it said something
     /// (a Rust panic message, a Python traceback).
     Trap {
@@ -111,7 +114,7 @@ impl Failure {
             Failure::FuelExhausted { .. } => "fuel-limit",
             Failure::MemoryLimit { .. } => "memory-limit",
             Failure::TimedOut { .. } => "timeout",
-            Failure::InputRequired => "input-required",
+            Failure::InputRequired { .. } => "input-required",
             Failure::StackOverflow | Failure::Trap { .. } => "trap",
         }
     }
@@ -128,7 +131,7 @@ impl fmt::Display for Failure {
             }
             Failure::TimedOut { after } => write!(f, "timed out after {}", human_duration(*after)),
             Failure::StackOverflow => f.write_str("stack overflow (call stack exhausted)"),
-            Failure::InputRequired => InputRequired.fmt(f),
+            Failure::InputRequired { .. } => InputRequired.fmt(f),
             Failure::Trap { message, stderr } if stderr.is_empty() => {
                 write!(f, "plugin trapped: {message}")
             }
@@ -323,14 +326,19 @@ impl Sandbox {
     ) -> Result<Run<Vec<tools::Tool>>, Failure> {
         let limits = &manifest.limits;
         let pause = Arc::new(Pause::default());
-        let mut store = self.store(plugin, manifest, CallContext::default(), pause.clone())?;
+        // No client: `list` can ask nothing, and waits for no one.
+        let waiting = WaitingCalls::for_concurrency(1);
+        let context = CallContext::default();
+        let mut store = self.store(plugin, manifest, context, pause.clone(), waiting)?;
         let outcome = within(limits.timeout, &pause, pre.list(&mut store)).await;
         finish(&mut store, limits, outcome)
     }
 
-    /// Instantiates the plugin and calls `call(tool, arguments)`. Also
-    /// returns the spent instance, for the caller to drop once the answer
-    /// is on its way.
+    /// Instantiates the plugin and calls `call(tool, arguments)`; its asks
+    /// wait for the client only while `waiting` (the plugin's) has room.
+    /// Also returns the spent instance, for the caller to drop once the
+    /// answer is on its way.
+    #[allow(clippy::too_many_arguments)] // each is one call's, or its plugin's
     pub async fn call(
         &self,
         pre: &PluginPre<CallState>,
@@ -339,10 +347,11 @@ impl Sandbox {
         tool: &str,
         arguments: &str,
         context: CallContext,
+        waiting: Arc<WaitingCalls>,
     ) -> (Result<Run<tools::CallResult>, Failure>, Option<Spent>) {
         let limits = &manifest.limits;
         let pause = Arc::new(Pause::default());
-        let mut store = match self.store(plugin, manifest, context, pause.clone()) {
+        let mut store = match self.store(plugin, manifest, context, pause.clone(), waiting) {
             Ok(store) => store,
             Err(failure) => return (Err(failure), None),
         };
@@ -365,6 +374,7 @@ impl Sandbox {
         manifest: &Manifest,
         context: CallContext,
         pause: Arc<Pause>,
+        waiting: Arc<WaitingCalls>,
     ) -> Result<Store<CallState>, Failure> {
         let limits = &manifest.limits;
         let stdout = Captured::new(CAPTURE_BYTES);
@@ -406,6 +416,7 @@ impl Sandbox {
                 limits.input_wait,
                 limits.validation_units,
                 pause,
+                waiting,
             ),
             log_events: 0,
             progress_events: 0,
@@ -487,14 +498,15 @@ fn finish<T>(
             after: limits.timeout,
         }),
         Ok(Ok(value)) => Ok(Run { value, fuel_used }),
+        // Suspended, not stopped: the audit log counts what it used.
+        Ok(Err(err)) if err.downcast_ref::<InputRequired>().is_some() => {
+            Err(Failure::InputRequired { fuel_used })
+        }
         Ok(Err(err)) => Err(classify(&err, state, limits, stderr)),
     }
 }
 
 fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits, stderr: String) -> Failure {
-    if err.downcast_ref::<InputRequired>().is_some() {
-        return Failure::InputRequired;
-    }
     match err.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => Failure::FuelExhausted {
             budget: limits.fuel,

@@ -16,7 +16,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use corral_sandbox::imports::Verdict;
-use corral_sandbox::{Contract, Plugin, Sandbox, SandboxOptions, inspect};
+use corral_sandbox::{
+    Contract, MAX_ANSWER_BYTES, MAX_FORM_CONTENT, Plugin, Sandbox, SandboxOptions, inspect,
+};
 use corral_tool::{
     AskError, AskFuture, CallContext, CallEvent, CallOutput, Client, ClientCapabilities, Content,
     InputKind, InputRequest,
@@ -104,6 +106,9 @@ enum Reply {
 /// remembers what it was asked.
 struct FakeClient {
     capabilities: ClientCapabilities,
+    /// Whether it says it answers without waiting (as the stateless era's
+    /// client does).
+    at_once: bool,
     replies: Mutex<VecDeque<Reply>>,
     asked: Mutex<Vec<Vec<InputRequest>>>,
 }
@@ -117,9 +122,17 @@ impl FakeClient {
                 sampling: true,
                 roots: true,
             },
+            at_once: false,
             replies: Mutex::new(replies.into()),
             asked: Mutex::new(Vec::new()),
         })
+    }
+
+    /// A client that answers without waiting for anyone.
+    fn at_once(replies: Vec<Reply>) -> Arc<FakeClient> {
+        let mut client = Arc::into_inner(FakeClient::new(replies)).unwrap();
+        client.at_once = true;
+        Arc::new(client)
     }
 
     fn asked(&self) -> Vec<Vec<InputRequest>> {
@@ -137,6 +150,10 @@ fn map(value: Value) -> Map<String, Value> {
 impl Client for FakeClient {
     fn capabilities(&self) -> ClientCapabilities {
         self.capabilities
+    }
+
+    fn answers_at_once(&self) -> bool {
+        self.at_once
     }
 
     fn ask(&self, requests: Vec<InputRequest>) -> AskFuture<'_> {
@@ -405,6 +422,117 @@ async fn an_ask_times_out_after_input_wait_while_the_compute_timeout_is_shorter(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn input_wait_bounds_all_of_a_calls_asks_together() {
+    // The first ask takes the whole wait: the second is not even sent.
+    let dir = asker_folder(Some("[limits]\ninput-wait = \"300 ms\"\n"));
+    let plugin = load(dir.path()).await;
+    let client = FakeClient::new(vec![Reply::Never, Reply::Never]);
+    let (output, _) = call(&plugin, "twice", Some(client.clone())).await;
+    assert_eq!(text(&output), "timed-out\ntimed-out");
+    assert_eq!(client.asked().len(), 1);
+
+    // The second ask waits only what the first left: 2 s in all, not
+    // 1.5 s plus a full 2 s.
+    let dir = asker_folder(Some("[limits]\ninput-wait = \"2 s\"\n"));
+    let plugin = load(dir.path()).await;
+    let first = vec![accept(json!({"name": "One"}))];
+    let client = FakeClient::new(vec![
+        Reply::Later(Duration::from_millis(1500), first),
+        Reply::Never,
+    ]);
+    let started = Instant::now();
+    let (output, _) = call(&plugin, "twice", Some(client.clone())).await;
+    let elapsed = started.elapsed();
+    assert_eq!(text(&output), "accept {\"name\":\"One\"}\ntimed-out");
+    assert_eq!(client.asked().len(), 2);
+    assert!(
+        elapsed >= Duration::from_secs(2) && elapsed < Duration::from_secs(3),
+        "{elapsed:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_most_half_of_a_plugins_calls_wait_for_their_clients() {
+    // Concurrency 2: one call may wait; a second asking meanwhile is told
+    // at once, and its client is asked nothing.
+    let dir = asker_folder(Some("[limits]\nconcurrency = 2\ninput-wait = \"500 ms\"\n"));
+    let plugin = load(dir.path()).await;
+    let silent = FakeClient::new(vec![Reply::Never]);
+    let prompt = FakeClient::new(vec![Reply::Answer(vec![accept(json!({"name": "Bo"}))])]);
+    let waiting = call(&plugin, "elicit", Some(silent.clone()));
+    let meanwhile = async {
+        while silent.asked().is_empty() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let started = Instant::now();
+        let (output, _) = call(&plugin, "elicit", Some(prompt.clone())).await;
+        (output, started.elapsed())
+    };
+    let ((waited, _), (refused, refused_in)) = tokio::join!(waiting, meanwhile);
+    assert_eq!(text(&waited), "timed-out");
+    assert!(
+        text(&refused).starts_with(
+            "failed: too many calls of this plugin wait for their clients (at most 1); "
+        ),
+        "{}",
+        text(&refused)
+    );
+    assert!(refused_in < Duration::from_millis(400), "{refused_in:?}");
+    assert!(prompt.asked().is_empty());
+    // The wait over, the next call may wait in its turn.
+    let prompt = FakeClient::new(vec![Reply::Answer(vec![accept(json!({"name": "Bo"}))])]);
+    let (output, _) = call(&plugin, "elicit", Some(prompt)).await;
+    assert_eq!(text(&output), "accept {\"name\":\"Bo\"}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_answers_at_once_takes_no_waiting_slot() {
+    // Concurrency 2, one call waiting: a stateless call answered from what
+    // its request carries is no wait, and is served.
+    let dir = asker_folder(Some("[limits]\nconcurrency = 2\ninput-wait = \"500 ms\"\n"));
+    let plugin = load(dir.path()).await;
+    let silent = FakeClient::new(vec![Reply::Never]);
+    let replayed = FakeClient::at_once(vec![Reply::Answer(vec![accept(json!({"name": "Al"}))])]);
+    let waiting = call(&plugin, "elicit", Some(silent.clone()));
+    let meanwhile = async {
+        while silent.asked().is_empty() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        call(&plugin, "elicit", Some(replayed.clone())).await
+    };
+    let ((waited, _), (answered, _)) = tokio::join!(waiting, meanwhile);
+    assert_eq!(text(&waited), "timed-out");
+    assert_eq!(text(&answered), "accept {\"name\":\"Al\"}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_are_bounded_in_size_per_form_and_per_ask() {
+    let dir = asker_folder(None);
+    let plugin = load(dir.path()).await;
+    // Valid against the schema (one string, one work unit), but too long.
+    let long = "a".repeat(MAX_FORM_CONTENT);
+    let client = FakeClient::new(vec![Reply::Answer(vec![accept(json!({"name": long}))])]);
+    let (output, _) = call(&plugin, "elicit", Some(client)).await;
+    let said = text(&output);
+    assert!(
+        said == "failed: the answer to `user_name` has `content` longer than 64 KiB as JSON",
+        "{}",
+        &said[..said.len().min(200)]
+    );
+    // Five sampled texts, each within its own 4 MiB, 20 MiB together.
+    let sampled = json!({"role": "assistant", "content": {"type": "text", "text": "x".repeat((4 << 20) - 64)}, "model": "m"});
+    let client = FakeClient::new(vec![Reply::Answer(vec![sampled; 5])]);
+    let (output, _) = call(&plugin, "five_samples", Some(client)).await;
+    let said = text(&output);
+    assert!(
+        said == "failed: the client's answers to this ask come to more than 16 MiB, the most one ask may hand the plugin",
+        "{}",
+        &said[..said.len().min(200)]
+    );
+    assert_eq!(MAX_ANSWER_BYTES, 16 << 20);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compute_before_and_after_a_wait_counts_but_the_wait_does_not() {
     // 150 ms of compute, a 700 ms wait, 150 ms of compute: 1 s of wall
     // time under a 600 ms timeout. The guest resumes after the wait and
@@ -447,17 +575,24 @@ async fn a_suspended_ask_ends_the_run_quietly_as_input_required() {
     assert!(events.is_empty(), "{events:?}");
     // The audit line comes after the answer: wait for it.
     let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
+    let line = loop {
         let lines = String::from_utf8_lossy(&log.lock().unwrap()).into_owned();
-        if lines
+        if let Some(line) = lines
             .lines()
-            .any(|l| l.contains("tool=twice") && l.contains("outcome=\"input-required\""))
+            .find(|l| l.contains("tool=twice") && l.contains("outcome=\"input-required\""))
         {
-            break;
+            break line.to_owned();
         }
         assert!(Instant::now() < deadline, "no audit line in:\n{lines}");
         tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    };
+    // The run was suspended, not stopped: the fuel it used is counted.
+    let fuel: u64 = line
+        .split_once("fuel=")
+        .and_then(|(_, rest)| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no fuel in {line}"));
+    assert!(fuel > 0, "{line}");
     std::io::stderr().flush().unwrap();
 }
 

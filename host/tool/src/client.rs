@@ -152,6 +152,13 @@ pub trait Client: Send + Sync {
     /// Asks every request at once and waits for every answer. The caller
     /// bounds the wait; dropping the future forgets the requests.
     fn ask(&self, requests: Vec<InputRequest>) -> AskFuture<'_>;
+
+    /// Whether [`Client::ask`] resolves without waiting for anyone (the
+    /// stateless era's client answers from what the request carries, or
+    /// ends the run). Such a client holds no waiting slot of the plugin.
+    fn answers_at_once(&self) -> bool {
+        false
+    }
 }
 
 /// What a call may use besides its arguments.

@@ -133,9 +133,12 @@ pub enum AskError {
     /// `"elicitation"`, `"elicitation.url"`, `"sampling"` or `"roots"`.
     Undeclared(String),
     /// The client answered with an error, or with an answer that breaks the
-    /// protocol or the requested schema.
+    /// protocol, the requested schema or a size bound; or it cannot be
+    /// asked (any more): it is gone, too many requests wait for it, or too
+    /// many calls of this plugin wait for their clients. The text says which.
     Failed(String),
-    /// No answer within the plugin's `input-wait` limit.
+    /// No answer in time: the call has waited for its client as long as the
+    /// plugin's `input-wait` limit allows, in all its asks together.
     TimedOut,
     /// The requests themselves are malformed: a type no form can hold, an
     /// invalid key, too many or too large requests.

@@ -215,8 +215,10 @@ fn settle_keys(pending: Vec<Pending>) -> Result<Vec<wit::InputRequest>, AskError
     })
 }
 
-/// 1-64 characters of `[A-Za-z0-9_.-]`, as the contract requires: checked
-/// here so that a typo fails with the key in the message.
+/// 1-64 characters of `[A-Za-z0-9_.-]`, as the contract requires
+/// (`input-request.key` in wit/plugin.wit; the host checks it again, in
+/// host/sandbox/src/ask/requests.rs): checked here so that a typo fails
+/// with the key in the message.
 fn check_key(key: &str) -> Result<(), AskError> {
     let valid = (1..=64).contains(&key.len())
         && key

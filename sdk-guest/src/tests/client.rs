@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::client::fake::{self, Answer, FakeClient};
 use crate::client::*;
-use crate::{CallResult, Content, NoArgs, Tool};
+use crate::{CallResult, NoArgs, Tool};
 
 #[derive(Debug, Deserialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "lowercase")]
@@ -62,15 +62,9 @@ fn default_status_value() -> &'static str {
     "active"
 }
 
+/// The result's text items, joined.
 fn text_of(result: &CallResult) -> String {
-    result
-        .content
-        .iter()
-        .map(|c| match c {
-            Content::Text { text, .. } => text.as_str(),
-            _ => "<not text>",
-        })
-        .collect()
+    super::text_of(result).concat()
 }
 
 #[test]

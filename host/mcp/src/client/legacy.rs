@@ -9,6 +9,9 @@
 //! the JSON text of its id.
 //!
 //! Every waiting request is bounded: at most [`MAX_PENDING`] per session;
+//! its answer at most [`MAX_ANSWER_BYTES`], and its ask's answers together
+//! at most [`MAX_ASK_BYTES`] (measured as each arrives, before it is held:
+//! an answer past either is dropped and fails the ask);
 //! the wait itself is bounded by whoever awaits the ask (the sandbox's
 //! `input-wait`); dropping the ask (that timeout, a cancelled call) takes its
 //! requests out of the map and tells the client they are cancelled; when
@@ -19,18 +22,29 @@
 //! its requests and its result could no longer reach the client.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
+use super::{Declared, leave_out_undeclared_context};
 use crate::Revision;
 use crate::jsonrpc::{self, Outbox, Response};
-use corral_tool::{AskError, AskFuture, Client, ClientCapabilities, InputRequest};
+use corral_tool::{AskError, AskFuture, Client, ClientCapabilities, InputKind, InputRequest};
 
 /// The most requests of one session waiting for the client at once.
 pub const MAX_PENDING: usize = 64;
+
+/// The largest answer (a response's result, as JSON text) taken from the
+/// client: what a tool asks for is a form's fields, a completion, a list of
+/// roots; an image or audio completion fits too.
+pub const MAX_ANSWER_BYTES: usize = 4 << 20;
+
+/// The most bytes of answers one ask may hold (its requests' results
+/// together, as JSON text): an ask of many requests does not multiply
+/// [`MAX_ANSWER_BYTES`].
+pub const MAX_ASK_BYTES: usize = 16 << 20;
 
 /// One request's answer, with its place among its ask's requests.
 type Answer = (usize, Result<Map<String, Value>, AskError>);
@@ -40,6 +54,8 @@ type Answer = (usize, Result<Map<String, Value>, AskError>);
 struct Waiter {
     index: usize,
     answers: mpsc::UnboundedSender<Answer>,
+    /// Bytes of answers its ask holds so far, shared by its requests.
+    held: Arc<AtomicUsize>,
     /// The JSON text of the id of the call that asks.
     caller: String,
 }
@@ -82,12 +98,12 @@ impl Pending {
             return;
         };
         let answer = match response.outcome {
-            Ok(Value::Object(result)) => Ok(result),
+            Ok(Value::Object(result)) => within_bounds(result, &waiter.held),
             Ok(other) => Err(AskError::Failed(format!(
                 "the client's result is not an object: {}",
                 truncated(&other.to_string())
             ))),
-            Err(error) => Err(AskError::Failed(error.message)),
+            Err(error) => Err(AskError::Failed(truncated(&error.message))),
         };
         // The ask may have gone meanwhile; then no one needs the answer.
         let _ = waiter.answers.send((waiter.index, answer));
@@ -147,6 +163,7 @@ impl Pending {
         answers: &mpsc::UnboundedSender<Answer>,
         caller: &str,
     ) -> Result<Vec<Value>, AskError> {
+        let held = Arc::new(AtomicUsize::new(0));
         let mut waiting = self.waiting.lock().unwrap();
         if waiting.closed {
             return Err(AskError::Unavailable(
@@ -170,6 +187,7 @@ impl Pending {
                     Waiter {
                         index,
                         answers: answers.clone(),
+                        held: held.clone(),
                         caller: caller.to_string(),
                     },
                 );
@@ -211,6 +229,32 @@ impl Drop for Registered<'_> {
     }
 }
 
+/// `result`, if it is within [`MAX_ANSWER_BYTES`] and its ask, holding
+/// `held` bytes of answers, has room for it (then counted in `held`);
+/// otherwise the failure saying which bound it passed (and `result` is
+/// dropped here, never held for the tool).
+fn within_bounds(
+    result: Map<String, Value>,
+    held: &AtomicUsize,
+) -> Result<Map<String, Value>, AskError> {
+    let size = jsonrpc::serialized_len(&result);
+    if size > MAX_ANSWER_BYTES {
+        return Err(AskError::Failed(format!(
+            "the client's answer is {} KiB, more than the {} MiB an answer may be",
+            size / 1024,
+            MAX_ANSWER_BYTES >> 20
+        )));
+    }
+    let before = held.fetch_add(size, Ordering::Relaxed);
+    if before.saturating_add(size) > MAX_ASK_BYTES {
+        return Err(AskError::Failed(format!(
+            "the client's answers to one ask pass the {} MiB an ask's answers may hold together",
+            MAX_ASK_BYTES >> 20
+        )));
+    }
+    Ok(result)
+}
+
 /// Why a call whose connection closed gets no answer.
 const UNREACHABLE: &str =
     "the connection this call came on has closed: the client can no longer be asked";
@@ -220,7 +264,8 @@ pub struct LegacyClient {
     pending: Arc<Pending>,
     /// The JSON text of the call's id.
     caller: String,
-    capabilities: ClientCapabilities,
+    /// What the client declared, as far as `revision` has it.
+    declared: Declared,
     revision: Revision,
     reply: Outbox,
 }
@@ -231,14 +276,17 @@ impl LegacyClient {
     pub fn new(
         pending: Arc<Pending>,
         caller: &Value,
-        declared: ClientCapabilities,
+        declared: Declared,
         revision: Revision,
         reply: Outbox,
     ) -> LegacyClient {
         LegacyClient {
             pending,
             caller: caller.to_string(),
-            capabilities: in_revision(declared, revision),
+            declared: Declared {
+                capabilities: in_revision(declared.capabilities, revision),
+                ..declared
+            },
             revision,
             reply,
         }
@@ -250,9 +298,15 @@ impl LegacyClient {
     ) -> Result<Vec<Map<String, Value>>, AskError> {
         if let Some(request) = requests
             .iter()
-            .find(|request| !self.capabilities.allows(request.kind))
+            .find(|request| !self.declared.capabilities.allows(request.kind))
         {
             return Err(AskError::Undeclared(request.kind.capability()));
+        }
+        if !self.revision.has_audio() && requests.iter().any(has_audio) {
+            return Err(AskError::Failed(format!(
+                "the client speaks protocol revision {}: sampling audio needs protocol revision 2025-03-26 or later",
+                self.revision
+            )));
         }
         if requests.is_empty() {
             return Ok(Vec::new());
@@ -268,7 +322,8 @@ impl LegacyClient {
             reply: &self.reply,
         };
         let count = requests.len();
-        for (id, request) in ids.into_iter().zip(requests) {
+        for (id, mut request) in ids.into_iter().zip(requests) {
+            leave_out_undeclared_context(&mut request, self.revision, self.declared);
             let mut params = request.params;
             if self.revision < Revision::V2025_11_25 {
                 // `mode` arrived with URL mode in 2025-11-25; before, every
@@ -314,7 +369,7 @@ impl Drop for LegacyClient {
 
 impl Client for LegacyClient {
     fn capabilities(&self) -> ClientCapabilities {
-        self.capabilities
+        self.declared.capabilities
     }
 
     fn ask(&self, requests: Vec<InputRequest>) -> AskFuture<'_> {
@@ -333,6 +388,27 @@ fn in_revision(mut declared: ClientCapabilities, revision: Revision) -> ClientCa
         declared.elicitation_url = false;
     }
     declared
+}
+
+/// Whether `request` samples with audio content (a message's content, or
+/// one of its blocks, of type "audio"): audio arrived in 2025-03-26, and a
+/// client of an older revision would not know what it is sent.
+fn has_audio(request: &InputRequest) -> bool {
+    let is_audio = |content: &Value| content.get("type").and_then(Value::as_str) == Some("audio");
+    request.kind == InputKind::Sample
+        && request
+            .params
+            .get("messages")
+            .and_then(Value::as_array)
+            .is_some_and(|messages| {
+                messages
+                    .iter()
+                    .filter_map(|m| m.get("content"))
+                    .any(|content| match content {
+                        Value::Array(blocks) => blocks.iter().any(is_audio),
+                        single => is_audio(single),
+                    })
+            })
 }
 
 /// The start of `text`, for an error message.

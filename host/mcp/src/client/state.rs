@@ -48,9 +48,28 @@ pub const MAX_STATE_BYTES: usize = 256 * 1024;
 /// answers it gets): each re-runs the tool from the start.
 pub const MAX_ROUNDS: usize = 8;
 
+/// The longest a call's states live, from the first one issued (its
+/// `born`), in seconds: an hour. Each state is valid for the server's
+/// `state_ttl` (10 minutes by default) from its issue, but never past this:
+/// a client that retries without the answers it was asked for is issued a
+/// new state each time, holding the earlier rounds' answers; without this
+/// bound, those answers (a "yes, delete them") would stay usable for as
+/// long as it keeps retrying.
+pub const MAX_LIFETIME_SECS: u64 = 60 * 60;
+
 /// The key that seals `requestState`: 32 bytes, shared by replicas that
 /// serve one client (`--state-key`), random per process otherwise.
-#[derive(Clone, PartialEq, Eq)]
+///
+/// Deliberately not `PartialEq`: `==` on bytes stops at the first that
+/// differs, which tells a timing observer how much of a guess was right.
+/// Nothing compares keys; should something need to, it must do so in
+/// constant time.
+///
+/// ```compile_fail
+/// let key = corral_mcp::StateKey::new([7; 32]);
+/// assert!(key == key.clone());
+/// ```
+#[derive(Clone)]
 pub struct StateKey([u8; 32]);
 
 impl StateKey {
@@ -119,7 +138,11 @@ pub struct CallState {
     pub tool: String,
     /// [`arguments_hash`] of its arguments.
     pub arguments: String,
-    /// Unix seconds after which the state is refused.
+    /// Unix seconds when the call's first state was issued: sealed then
+    /// and carried unchanged by every state issued after it.
+    pub born: u64,
+    /// Unix seconds after which the state is refused: at most
+    /// [`MAX_LIFETIME_SECS`] after `born`.
     pub expires: u64,
     /// The rounds answered, in the order the tool asked them.
     pub rounds: Vec<Round>,
@@ -258,7 +281,9 @@ pub fn open(
     if state.arguments != arguments {
         return Err(StateError::OtherArguments);
     }
-    if now >= state.expires {
+    // Every state this server seals expires by `born` + MAX_LIFETIME_SECS;
+    // checked again all the same.
+    if now >= state.expires || now >= state.born.saturating_add(MAX_LIFETIME_SECS) {
         return Err(StateError::Expired);
     }
     if state.rounds.len() >= MAX_ROUNDS {
@@ -275,65 +300,104 @@ fn associated_data() -> Vec<u8> {
 }
 
 /// SHA-256 of the arguments' canonical JSON text (object keys sorted at
-/// every level, whatever order they came in), base64url.
+/// every level, whatever order they came in), base64url. The text is
+/// hashed as it is written: nothing is copied.
 pub fn arguments_hash(arguments: &Map<String, Value>) -> String {
-    let mut text = String::new();
-    canonical(&Value::Object(arguments.clone()), &mut text);
-    digest(text.as_bytes())
+    #[cfg(test)]
+    HASHED.with(|hashed| hashed.set(hashed.get() + 1));
+    let mut hashing = Hashing(Sha256::new());
+    canonical_object(arguments, &mut hashing);
+    digest(hashing)
+}
+
+// How many times this thread computed `arguments_hash` (tests check that
+// calls that need none compute none).
+#[cfg(test)]
+thread_local! {
+    pub static HASHED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// SHA-256 of what an ask asks (each request's key, kind and params, in
 /// order), base64url: the same ask asked again has the same fingerprint.
+/// (The canonical text of `[[key, capability, params], ...]`.)
 pub fn fingerprint(requests: &[corral_tool::InputRequest]) -> String {
-    let asked: Vec<Value> = requests
-        .iter()
-        .map(|request| {
-            Value::Array(vec![
-                request.key.clone().into(),
-                request.kind.capability().into(),
-                Value::Object(request.params.clone()),
-            ])
-        })
-        .collect();
-    let mut text = String::new();
-    canonical(&Value::Array(asked), &mut text);
-    digest(text.as_bytes())
+    let mut hashing = Hashing(Sha256::new());
+    let out = &mut hashing;
+    put(out, b"[");
+    for (i, request) in requests.iter().enumerate() {
+        if i > 0 {
+            put(out, b",");
+        }
+        put(out, b"[");
+        scalar(out, &request.key);
+        put(out, b",");
+        scalar(out, request.kind.capability());
+        put(out, b",");
+        canonical_object(&request.params, out);
+        put(out, b"]");
+    }
+    put(out, b"]");
+    digest(hashing)
 }
 
-fn digest(bytes: &[u8]) -> String {
-    URL_SAFE_NO_PAD.encode(Sha256::digest(bytes))
+/// Canonical text goes straight into the hash.
+struct Hashing(Sha256);
+
+impl std::io::Write for Hashing {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.update(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn put(out: &mut Hashing, bytes: &[u8]) {
+    out.0.update(bytes);
+}
+
+/// `value` as JSON text (a string escaped as serde_json escapes it).
+fn scalar<T: Serialize + ?Sized>(out: &mut Hashing, value: &T) {
+    serde_json::to_writer(out, value).expect("writing to a hash does not fail");
+}
+
+fn digest(hashing: Hashing) -> String {
+    URL_SAFE_NO_PAD.encode(hashing.0.finalize())
 }
 
 /// `value` as JSON text with every object's keys sorted, so that its hash
 /// does not depend on how serde_json keeps maps (`preserve_order`).
-fn canonical(value: &Value, out: &mut String) {
+fn canonical(value: &Value, out: &mut Hashing) {
     match value {
         Value::Array(items) => {
-            out.push('[');
+            put(out, b"[");
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    put(out, b",");
                 }
                 canonical(item, out);
             }
-            out.push(']');
+            put(out, b"]");
         }
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            out.push('{');
-            for (i, (key, item)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                canonical(item, out);
-            }
-            out.push('}');
-        }
-        scalar => out.push_str(&scalar.to_string()),
+        Value::Object(map) => canonical_object(map, out),
+        other => scalar(out, other),
     }
+}
+
+fn canonical_object(map: &Map<String, Value>, out: &mut Hashing) {
+    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+    entries.sort_by(|a, b| a.0.cmp(b.0));
+    put(out, b"{");
+    for (i, (key, item)) in entries.into_iter().enumerate() {
+        if i > 0 {
+            put(out, b",");
+        }
+        scalar(out, key);
+        put(out, b":");
+        canonical(item, out);
+    }
+    put(out, b"}");
 }
 
 #[cfg(test)]
@@ -345,6 +409,7 @@ mod tests {
         CallState {
             tool: "t".into(),
             arguments: arguments_hash(&Map::new()),
+            born: 500,
             expires: 1_000,
             rounds: vec![Round {
                 asked: Asked {
@@ -441,6 +506,32 @@ mod tests {
     }
 
     #[test]
+    fn hashes_are_of_the_canonical_text() {
+        // As computed before hashing streamed: SHA-256 of the text whole.
+        let whole = |text: &str| URL_SAFE_NO_PAD.encode(Sha256::digest(text.as_bytes()));
+        let arguments = json!({ "z": [1, { "b": "\"q\"", "a": 2.5 }], "a": null, "é": true });
+        assert_eq!(
+            arguments_hash(arguments.as_object().unwrap()),
+            whole(r#"{"a":null,"z":[1,{"a":2.5,"b":"\"q\""}],"é":true}"#)
+        );
+        let request = corral_tool::InputRequest {
+            key: "k".into(),
+            kind: corral_tool::InputKind::Sample,
+            params: json!({ "maxTokens": 5, "messages": [] })
+                .as_object()
+                .unwrap()
+                .clone(),
+        };
+        assert_eq!(
+            fingerprint(&[request.clone(), request]),
+            whole(
+                r#"[["k","sampling",{"maxTokens":5,"messages":[]}],["k","sampling",{"maxTokens":5,"messages":[]}]]"#
+            )
+        );
+        assert_eq!(fingerprint(&[]), whole("[]"));
+    }
+
+    #[test]
     fn the_arguments_hash_ignores_key_order() {
         let a = json!({ "b": 1, "a": { "y": [1, 2], "x": null } });
         let b: Value = serde_json::from_str(r#"{"a":{"x":null,"y":[1,2]},"b":1}"#).unwrap();
@@ -458,9 +549,9 @@ mod tests {
     #[test]
     fn keys_are_hex_or_base64_of_32_bytes() {
         let hex = "0f".repeat(32);
-        assert_eq!(StateKey::parse(&hex), Ok(StateKey::new([15; 32])));
+        assert_eq!(StateKey::parse(&hex).unwrap().0, [15; 32]);
         let b64 = STANDARD.encode([15u8; 32]);
-        assert_eq!(StateKey::parse(&b64), Ok(StateKey::new([15; 32])));
+        assert_eq!(StateKey::parse(&b64).unwrap().0, [15; 32]);
         assert!(StateKey::parse("abc").unwrap_err().contains("32 bytes"));
         assert!(
             StateKey::parse(&STANDARD.encode([1u8; 16]))

@@ -28,8 +28,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::{Map, Value, json};
 
 use super::state::{
-    self, Asked, CallState, MAX_ROUNDS, Round, StateKey, arguments_hash, fingerprint,
+    self, Asked, CallState, MAX_LIFETIME_SECS, MAX_ROUNDS, Round, StateKey, arguments_hash,
+    fingerprint,
 };
+use super::{Declared, leave_out_undeclared_context};
+use crate::Revision;
 use crate::jsonrpc::RpcError;
 use corral_tool::{AskError, AskFuture, Client, ClientCapabilities, InputRequest};
 
@@ -101,13 +104,26 @@ struct Run {
 
 /// The client of one stateless `tools/call`.
 pub struct StatelessClient {
-    capabilities: ClientCapabilities,
+    declared: Declared,
     key: StateKey,
     tool: String,
-    /// [`arguments_hash`] of the call's arguments.
-    arguments: String,
-    /// How long a state issued now stays valid.
+    /// [`arguments_hash`] of the call's arguments, when the call may need
+    /// it: to check the state it brought, or to seal one, which only a
+    /// client that declared something it can be asked ever needs. A call
+    /// with no state from a client that declares nothing spares the
+    /// canonical text and its hash.
+    ///
+    /// It is computed when the call comes, not when a state is sealed: the
+    /// host takes the arguments for the run, and keeping a copy until then
+    /// would cost about what it saves. (A tool that never asks a client
+    /// that declared something still pays for it.)
+    arguments: Option<String>,
+    /// How long a state issued now stays valid (within the call's
+    /// [`MAX_LIFETIME_SECS`]).
     ttl: Duration,
+    /// Unix seconds when the call came: states are checked and issued as of
+    /// then.
+    now: u64,
     /// The state the call brought, if any.
     state: Option<CallState>,
     /// `inputResponses`: answers by key, each an object.
@@ -118,29 +134,50 @@ pub struct StatelessClient {
 impl StatelessClient {
     /// The client of a call of `tool` with `arguments`, whose other params
     /// are `params` (with `requestState` and `inputResponses`, if any) and
-    /// whose `_meta` declared `capabilities`; or the error for a state or
+    /// whose `_meta` declared `declared`; or the error for a state or
     /// answers that cannot be taken.
     pub fn for_call(
         params: &Map<String, Value>,
-        capabilities: ClientCapabilities,
+        declared: Declared,
         tool: &str,
         arguments: &Map<String, Value>,
         key: StateKey,
         ttl: Duration,
     ) -> Result<StatelessClient, RpcError> {
-        let arguments = arguments_hash(arguments);
-        let state = match params.get("requestState") {
+        StatelessClient::for_call_at(params, declared, tool, arguments, key, ttl, unix_now())
+    }
+
+    /// [`StatelessClient::for_call`] at unix time `now`.
+    fn for_call_at(
+        params: &Map<String, Value>,
+        declared: Declared,
+        tool: &str,
+        arguments: &Map<String, Value>,
+        key: StateKey,
+        ttl: Duration,
+        now: u64,
+    ) -> Result<StatelessClient, RpcError> {
+        let declares_any = {
+            let c = declared.capabilities;
+            c.elicitation_form || c.elicitation_url || c.sampling || c.roots
+        };
+        let state_text = match params.get("requestState") {
             None | Some(Value::Null) => None,
-            Some(Value::String(text)) => Some(
-                state::open(&key, text, tool, &arguments, unix_now()).map_err(|problem| {
-                    RpcError::invalid_params(format!("Invalid params: {problem}"))
-                })?,
-            ),
+            Some(Value::String(text)) => Some(text),
             Some(_) => {
                 return Err(RpcError::invalid_params(
                     "Invalid params: `requestState` must be a string, as the server issued it",
                 ));
             }
+        };
+        let hash = (state_text.is_some() || declares_any).then(|| arguments_hash(arguments));
+        let state = match (state_text, &hash) {
+            (Some(text), Some(hash)) => {
+                Some(state::open(&key, text, tool, hash, now).map_err(|problem| {
+                    RpcError::invalid_params(format!("Invalid params: {problem}"))
+                })?)
+            }
+            _ => None,
         };
         let responses = match params.get("inputResponses") {
             None => Map::new(),
@@ -159,11 +196,12 @@ impl StatelessClient {
             }
         };
         Ok(StatelessClient {
-            capabilities,
+            declared,
             key,
             tool: tool.to_string(),
-            arguments,
+            arguments: hash,
             ttl,
+            now,
             state,
             responses,
             run: Mutex::new(Run::default()),
@@ -183,7 +221,7 @@ impl StatelessClient {
         }
         if let Some(request) = requests
             .iter()
-            .find(|request| !self.capabilities.allows(request.kind))
+            .find(|request| !self.declared.capabilities.allows(request.kind))
         {
             run.outcome = Some(Outcome::Undeclared(request.kind.capability()));
             return Err(AskError::Suspended);
@@ -236,10 +274,23 @@ impl StatelessClient {
                 "the call has asked the client for input {MAX_ROUNDS} times, the most one call may"
             )));
         }
+        // A reissue keeps the first issue's time: retrying never extends the
+        // call's life past MAX_LIFETIME_SECS from its first state.
+        let born = self.state.as_ref().map_or(self.now, |state| state.born);
+        let expires = self
+            .now
+            .saturating_add(self.ttl.as_secs())
+            .min(born.saturating_add(MAX_LIFETIME_SECS));
         let state = CallState {
             tool: self.tool.clone(),
-            arguments: self.arguments.clone(),
-            expires: unix_now().saturating_add(self.ttl.as_secs()),
+            // Some: this ask passed the capability check, so the client
+            // declared something.
+            arguments: self
+                .arguments
+                .clone()
+                .expect("a client that can be asked has its call's arguments hashed"),
+            born,
+            expires,
             rounds: run.answered.clone(),
             pending: asked,
         };
@@ -249,6 +300,13 @@ impl StatelessClient {
                 state::MAX_STATE_BYTES / 1024
             )));
         };
+        // Shaped for the client only now: the state fingerprints what the
+        // tool asked, which it asks again on the retry. Every stateless
+        // revision is later than 2025-11-25.
+        let mut requests = requests;
+        for request in &mut requests {
+            leave_out_undeclared_context(request, Revision::V2026_07_28, self.declared);
+        }
         run.outcome = Some(Outcome::InputRequired { requests, state });
         Err(AskError::Suspended)
     }
@@ -256,12 +314,18 @@ impl StatelessClient {
 
 impl Client for StatelessClient {
     fn capabilities(&self) -> ClientCapabilities {
-        self.capabilities
+        self.declared.capabilities
     }
 
     fn ask(&self, requests: Vec<InputRequest>) -> AskFuture<'_> {
         let answer = self.answer(requests);
         Box::pin(std::future::ready(answer))
+    }
+
+    fn answers_at_once(&self) -> bool {
+        // From the request's own answers and state, or by ending the run:
+        // never by waiting for anyone.
+        true
     }
 }
 
@@ -269,4 +333,114 @@ fn unix_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |since| since.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use corral_tool::InputKind;
+
+    const T0: u64 = 1_000_000;
+
+    fn question() -> InputRequest {
+        InputRequest {
+            key: "ok".into(),
+            kind: InputKind::ElicitForm,
+            params: json!({ "mode": "form", "message": "Go on?", "requestedSchema": { "type": "object", "properties": {} } })
+                .as_object()
+                .unwrap()
+                .clone(),
+        }
+    }
+
+    fn elicitation() -> Declared {
+        Declared::from_json(&json!({ "elicitation": {} }))
+    }
+
+    /// The state issued to a call at `now`, bringing `params`, whose tool asks
+    /// [`question`]; or the error for the state it brought.
+    fn issued(params: Value, ttl: Duration, now: u64) -> Result<String, RpcError> {
+        let client = StatelessClient::for_call_at(
+            params.as_object().unwrap(),
+            elicitation(),
+            "t",
+            &Map::new(),
+            StateKey::new([3; 32]),
+            ttl,
+            now,
+        )?;
+        assert_eq!(client.answer(vec![question()]), Err(AskError::Suspended));
+        match client.outcome() {
+            Some(Outcome::InputRequired { state, .. }) => Ok(state),
+            other => panic!("expected input_required, got {other:?}"),
+        }
+    }
+
+    fn opened(state: &str, now: u64) -> CallState {
+        let hash = arguments_hash(&Map::new());
+        state::open(&StateKey::new([3; 32]), state, "t", &hash, now).unwrap()
+    }
+
+    #[test]
+    fn retrying_without_answers_never_extends_a_call_past_its_lifetime() {
+        let ttl = Duration::from_secs(10 * 60);
+        let mut state = issued(json!({}), ttl, T0).unwrap();
+        let first = opened(&state, T0);
+        assert_eq!((first.born, first.expires), (T0, T0 + 600));
+        // A client that retries every nine minutes without the answer is
+        // issued a new state each time, born when the first was.
+        let mut now = T0;
+        loop {
+            now += 9 * 60;
+            match issued(json!({ "requestState": state }), ttl, now) {
+                Ok(next) => {
+                    let reissued = opened(&next, now);
+                    assert_eq!(reissued.born, T0);
+                    assert_eq!(reissued.expires, (now + 600).min(T0 + MAX_LIFETIME_SECS));
+                    state = next;
+                }
+                Err(error) => {
+                    assert!(error.message.contains("expired"), "{}", error.message);
+                    break;
+                }
+            }
+        }
+        assert!((T0 + MAX_LIFETIME_SECS..T0 + MAX_LIFETIME_SECS + 9 * 60).contains(&now));
+    }
+
+    #[test]
+    fn a_ttl_longer_than_the_lifetime_is_cut_to_it() {
+        let state = issued(json!({}), Duration::from_secs(2 * 60 * 60), T0).unwrap();
+        assert_eq!(opened(&state, T0).expires, T0 + MAX_LIFETIME_SECS);
+    }
+
+    fn hashes(params: Value, declared: Declared) -> usize {
+        let before = state::HASHED.with(|hashed| hashed.get());
+        let _ = StatelessClient::for_call_at(
+            params.as_object().unwrap(),
+            declared,
+            "t",
+            json!({ "big": "x".repeat(1000) }).as_object().unwrap(),
+            StateKey::new([3; 32]),
+            Duration::from_secs(600),
+            T0,
+        );
+        state::HASHED.with(|hashed| hashed.get()) - before
+    }
+
+    #[test]
+    fn the_arguments_are_hashed_only_when_a_state_may_be_checked_or_sealed() {
+        // Nothing to check, and nothing the tool could ask: no hash.
+        assert_eq!(hashes(json!({}), Declared::default()), 0);
+        let answers = json!({ "inputResponses": { "ok": { "action": "accept" } } });
+        assert_eq!(hashes(answers, Declared::default()), 0);
+        // A state to check, or a client the tool may ask (and seal a state
+        // for): hashed once.
+        let state = issued(json!({}), Duration::from_secs(600), T0).unwrap();
+        assert_eq!(
+            hashes(json!({ "requestState": state }), Declared::default()),
+            1
+        );
+        assert_eq!(hashes(json!({}), elicitation()), 1);
+    }
 }

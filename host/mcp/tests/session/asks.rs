@@ -167,6 +167,81 @@ async fn an_error_response_or_a_result_that_is_no_object_is_a_failure() {
 }
 
 #[tokio::test]
+async fn an_answer_past_4_mib_is_a_failure_and_is_not_handed_to_the_tool() {
+    let client = legacy("2025-11-25", json!({ "elicitation": {} })).await;
+    let mut call = client.send(legacy_call(1, "greet"));
+    let asked = call.next().await;
+    let huge = "x".repeat(4 << 20);
+    client
+        .exchange(result(asked["id"].clone(), accepted("name", &huge)))
+        .await;
+    let answers = call.all().await;
+    assert_eq!(answers[0]["result"]["isError"], true);
+    let text = answers[0]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Failed(") && text.contains("4 MiB"),
+        "{text}"
+    );
+    assert!(text.len() < 200, "{text}");
+    // Just under the bound is an answer like any other.
+    let mut call = client.send(legacy_call(2, "greet"));
+    let asked = call.next().await;
+    let large = "y".repeat((4 << 20) - 100);
+    client
+        .exchange(result(asked["id"].clone(), accepted("name", &large)))
+        .await;
+    let answers = call.all().await;
+    assert_eq!(answers[0]["result"]["isError"], false);
+}
+
+#[tokio::test]
+async fn the_answers_of_one_ask_hold_at_most_16_mib_together() {
+    let client = legacy("2025-11-25", json!({ "elicitation": {} })).await;
+    let mut call = client.send(legacy_call(1, "crowd"));
+    let mut ids = Vec::new();
+    for _ in 0..5 {
+        ids.push(call.next().await["id"].clone());
+    }
+    // Five answers of 3.5 MiB each: each within its own bound, 17.5 MiB together.
+    let large = "z".repeat(7 << 19);
+    for id in ids {
+        client.exchange(result(id, accepted("x", &large))).await;
+    }
+    let answers = call.all().await;
+    assert_eq!(answers.len(), 1, "{} messages", answers.len());
+    assert_eq!(answers[0]["result"]["isError"], true);
+    let text = answers[0]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Failed(") && text.contains("16 MiB"),
+        "{text}"
+    );
+    assert_eq!(client.requests_to_client(), 0);
+    // Within the bound, five answers are five answers.
+    let mut call = client.send(legacy_call(2, "crowd"));
+    let mut ids = Vec::new();
+    for _ in 0..5 {
+        ids.push(call.next().await["id"].clone());
+    }
+    for id in ids {
+        client.exchange(result(id, accepted("x", "ok"))).await;
+    }
+    assert_eq!(call.all().await, [tool_result(2, "5 answered", false)]);
+}
+
+#[tokio::test]
+async fn a_clients_error_message_is_cut_short_for_the_tool() {
+    let client = legacy("2025-11-25", json!({ "elicitation": {} })).await;
+    let mut call = client.send(legacy_call(1, "greet"));
+    let asked = call.next().await;
+    let long = "no".repeat(100_000);
+    client.exchange(error(asked["id"].clone(), -1, &long)).await;
+    let answers = call.all().await;
+    let text = answers[0]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with(r#"Failed("nonono"#), "{text}");
+    assert!(text.ends_with(r#"...")"#) && text.len() < 300, "{text}");
+}
+
+#[tokio::test]
 async fn responses_to_nothing_waiting_are_ignored() {
     let client = legacy("2025-11-25", json!({ "elicitation": {} })).await;
     for id in [json!("corral-99"), json!(5)] {
@@ -265,6 +340,51 @@ async fn a_stateless_request_never_makes_a_request_to_the_client() {
     assert_eq!(answers.len(), 1, "{answers:?}");
     assert_eq!(answers[0]["result"]["resultType"], "input_required");
     assert_eq!(client.requests_to_client(), 0);
+}
+
+#[tokio::test]
+async fn sampling_audio_is_never_sent_to_a_client_of_2024_11_05() {
+    let client = legacy("2024-11-05", json!({ "sampling": {} })).await;
+    // Nothing goes out but the tool's result.
+    let answers = client.exchange(legacy_call(1, "hear")).await;
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_eq!(answers[0]["result"]["isError"], true);
+    let text = answers[0]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Failed(")
+            && text.contains("audio needs protocol revision 2025-03-26 or later"),
+        "{text}"
+    );
+    assert_eq!(client.requests_to_client(), 0);
+    // From 2025-03-26 on, audio is sent as asked.
+    let client = legacy("2025-03-26", json!({ "sampling": {} })).await;
+    let mut call = client.send(legacy_call(1, "hear"));
+    let asked = call.next().await;
+    assert_eq!(asked["method"], "sampling/createMessage");
+    assert_eq!(asked["params"]["messages"][0]["content"]["type"], "audio");
+}
+
+/// The sampling request a legacy client of `revision` declaring
+/// `capabilities` is sent for `recall` (which asks for "thisServer").
+async fn recall_request(revision: &str, capabilities: Value) -> Value {
+    let client = legacy(revision, capabilities).await;
+    let mut call = client.send(legacy_call(1, "recall"));
+    let asked = call.next().await;
+    assert_eq!(asked["method"], "sampling/createMessage", "{asked}");
+    asked["params"].clone()
+}
+
+#[tokio::test]
+async fn include_context_is_left_out_from_2025_11_25_unless_the_client_declared_sampling_context() {
+    let params = recall_request("2025-11-25", json!({ "sampling": {} })).await;
+    assert!(params.get("includeContext").is_none(), "{params}");
+    assert_eq!(params["maxTokens"], 100);
+    let declared = json!({ "sampling": { "context": {} } });
+    let params = recall_request("2025-11-25", declared).await;
+    assert_eq!(params["includeContext"], "thisServer");
+    // Before 2025-11-25 there was no such capability to declare.
+    let params = recall_request("2025-06-18", json!({ "sampling": {} })).await;
+    assert_eq!(params["includeContext"], "thisServer");
 }
 
 // ---- stateless era -----------------------------------------------------------
@@ -707,4 +827,32 @@ async fn a_call_asks_at_most_8_rounds_and_a_state_holds_at_most_256_kib() {
     let huge = json!({ "requestState": "A".repeat(256 * 1024 + 1) });
     let response = answer(&client, modern_call(11, "survey", every_capability(), huge)).await;
     invalid_params(&response, "larger than 256 KiB");
+}
+
+#[tokio::test]
+async fn a_stateless_client_is_asked_include_context_only_if_it_declared_sampling_context() {
+    let client = stateless_client(watching()).await;
+    let first = answer(
+        &client,
+        modern_call(1, "recall", json!({ "sampling": {} }), json!({})),
+    )
+    .await;
+    let (requests, state) = input_required(&first);
+    assert!(
+        requests["recall"]["params"].get("includeContext").is_none(),
+        "{requests}"
+    );
+    // The retry is answered: the state holds what the tool asked.
+    let sampled = json!({ "role": "assistant", "content": { "type": "text", "text": "Nothing yet" }, "model": "m" });
+    let retry = json!({ "requestState": state, "inputResponses": { "recall": sampled } });
+    let done = answer(
+        &client,
+        modern_call(2, "recall", json!({ "sampling": {} }), retry),
+    )
+    .await;
+    assert_eq!(completed_text(&done), sampled.to_string());
+    let declared = json!({ "sampling": { "context": {} } });
+    let first = answer(&client, modern_call(3, "recall", declared, json!({}))).await;
+    let (requests, _) = input_required(&first);
+    assert_eq!(requests["recall"]["params"]["includeContext"], "thisServer");
 }

@@ -3,9 +3,14 @@
 //! The client is no more trusted than the plugin: an answer must be the MCP
 //! result of its request's method, and an accepted form must match the
 //! schema the plugin asked with, so that a plugin can rely on what it is
-//! given. Anything else is `ask-error::failed`, naming the request. Sizes
-//! are bounded so that an answer cannot make the host (or the plugin, whose
-//! memory receives it) hold more than a few megabytes.
+//! given. Anything else is `ask-error::failed`, naming the request.
+//!
+//! What reaches the plugin's memory is bounded per answer (an accepted
+//! form's content to 64 KiB of JSON text, a sampled text or medium to
+//! 4 MiB, roots to 1,000 of 4 KiB URIs and names) and per ask, all answers
+//! together, to [`super::MAX_ANSWER_BYTES`] (16 MiB), counted with
+//! [`guest_bytes`]. The answers as the client sent them were parsed before
+//! they got here: how large those may be is the protocol layer's bound.
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
@@ -27,6 +32,10 @@ pub const MAX_SAMPLED_BYTES: usize = 4 << 20;
 
 /// The longest model name or stop reason, in bytes.
 const MAX_LABEL: usize = 256;
+
+/// The largest accepted form content, as JSON text: a form is a few
+/// primitive fields, and the text is copied into the plugin's memory.
+pub const MAX_FORM_CONTENT: usize = 64 * 1024;
 
 /// Checks `answer`, the client's answer to the request `key`, against what
 /// the request `expected`; checking a form's content takes at most `budget`
@@ -62,13 +71,59 @@ fn elicitation(
                 let content = answer
                     .remove("content")
                     .unwrap_or_else(|| Value::Object(Map::new()));
+                // Measured first: checking costs work units per value, not
+                // per byte, so one long string would pass for cheap.
+                let text = json_within(&content, MAX_FORM_CONTENT)
+                    .ok_or("has `content` longer than 64 KiB as JSON")?;
                 check_content(&content, form, budget)?;
-                client::ElicitationAnswer::Accept(content.to_string())
+                client::ElicitationAnswer::Accept(text)
             }
         },
         _ => return Err("has no `action` of \"accept\", \"decline\" or \"cancel\"".into()),
     };
     Ok(client::InputResponse::Elicitation(answer))
+}
+
+/// `value` as JSON text, or `None` when that is longer than `max` bytes
+/// (serializing stops there).
+fn json_within(value: &Value, max: usize) -> Option<String> {
+    struct Capped(Vec<u8>, usize);
+    impl std::io::Write for Capped {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            if self.0.len() + bytes.len() > self.1 {
+                return Err(std::io::ErrorKind::FileTooLarge.into());
+            }
+            self.0.extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut capped = Capped(Vec::new(), max);
+    serde_json::to_writer(&mut capped, value).ok()?;
+    String::from_utf8(capped.0).ok()
+}
+
+/// The bytes of text and data `response` hands the plugin.
+pub fn guest_bytes(response: &client::InputResponse) -> usize {
+    match response {
+        client::InputResponse::Elicitation(client::ElicitationAnswer::Accept(text)) => text.len(),
+        client::InputResponse::Elicitation(_) => 0,
+        client::InputResponse::Sampling(sampled) => {
+            let content = match &sampled.content {
+                client::SamplingContent::Text(text) => text.len(),
+                client::SamplingContent::Image(media) | client::SamplingContent::Audio(media) => {
+                    media.data.len() + media.mime_type.len()
+                }
+            };
+            content + sampled.model.len() + sampled.stop_reason.as_ref().map_or(0, String::len)
+        }
+        client::InputResponse::Roots(roots) => roots
+            .iter()
+            .map(|root| root.uri.len() + root.name.as_ref().map_or(0, String::len))
+            .sum(),
+    }
 }
 
 /// An accepted form's content: an object of the requested properties only,
@@ -232,6 +287,14 @@ mod tests {
             10_000,
         );
         assert!(extra.unwrap_err().contains("has `x`"));
+        // One long string costs one work unit: its size is bounded apart.
+        let long = convert(
+            "k",
+            &form(),
+            map(json!({"action": "accept", "content": {"name": "a".repeat(MAX_FORM_CONTENT)}})),
+            10_000,
+        );
+        assert!(long.unwrap_err().contains("longer than 64 KiB"));
         let declined = convert("k", &form(), map(json!({"action": "decline"})), 10_000);
         assert!(matches!(
             declined,

@@ -3,9 +3,17 @@
 //!
 //! One ask is checked whole before anything is sent (`requests`: keys,
 //! counts, sizes, form schemas as MCP allows them), handed to the call's
-//! client, and waited for under the plugin's `input-wait` limit; each
-//! answer is checked against its request (`answers`: an accepted form
-//! against its schema) before the plugin sees it.
+//! client, and waited for; each answer is checked against its request
+//! (`answers`: an accepted form against its schema, sizes) before the
+//! plugin sees it.
+//!
+//! Waiting is bounded twice over, as a waiting call holds one of its
+//! plugin's `concurrency` slots (and an instance) all along. The plugin's
+//! `input-wait` is the time one call may wait for its client in all its
+//! asks together: each ask waits at most what is left, and once nothing
+//! is, an ask is `timed-out` at once. And at most half of the plugin's
+//! calls ([`WaitingCalls`]) may wait at once, so that clients that never
+//! answer cannot take every slot of a plugin from everyone else.
 //!
 //! Waiting is not compute. The guest is blocked in an async host function,
 //! so it burns no fuel; and the call's compute timeout is paused for as
@@ -28,17 +36,49 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use corral_tool::{AskError, Client, ClientCapabilities};
+use tokio::sync::Semaphore;
 
 use crate::bindings::client;
+use crate::units::human_bytes;
 
+pub use answers::MAX_FORM_CONTENT;
 pub use requests::{MAX_ASK_BYTES, MAX_REQUEST_BYTES, MAX_REQUESTS};
 
 /// Asks one call may make.
 pub const MAX_ASKS: u32 = 32;
 
+/// Bytes of answers one ask may hand the plugin, in all (form contents,
+/// sampled text and media, roots): what lands in its memory at once.
+pub const MAX_ANSWER_BYTES: usize = 16 << 20;
+
 /// Work units checking one accepted form may take, at most: a form is a
 /// few primitive fields, and it is checked on the async worker.
 const MAX_FORM_UNITS: u64 = 20_000;
+
+/// The calls of one plugin that may wait for their clients at once: half
+/// of its `concurrency` (at least one). Shared by the plugin's calls; a
+/// call holds a slot only while one of its asks waits.
+#[derive(Debug)]
+pub struct WaitingCalls {
+    slots: Arc<Semaphore>,
+    max: u32,
+}
+
+impl WaitingCalls {
+    /// The bound for a plugin running at most `concurrency` calls at once.
+    pub fn for_concurrency(concurrency: u32) -> Arc<WaitingCalls> {
+        let max = (concurrency / 2).max(1);
+        Arc::new(WaitingCalls {
+            slots: Arc::new(Semaphore::new(max as usize)),
+            max,
+        })
+    }
+
+    /// How many calls may wait at once.
+    pub fn max(&self) -> u32 {
+        self.max
+    }
+}
 
 /// The trap that ends a run whose client will answer later: never seen by
 /// the plugin, recognised by the sandbox.
@@ -102,10 +142,14 @@ impl Drop for Waiting<'_> {
 /// What one call may ask of its client, and how much it has asked.
 pub struct Asking {
     client: Option<Arc<dyn Client>>,
+    /// The time the call may wait for its client, in all its asks.
     input_wait: Duration,
     validation_units: u64,
     asks: u32,
+    /// The time waited so far (also read by the sandbox's timer).
     pause: Arc<Pause>,
+    /// The plugin's calls waiting at once.
+    waiting: Arc<WaitingCalls>,
 }
 
 impl Asking {
@@ -114,6 +158,7 @@ impl Asking {
         input_wait: Duration,
         validation_units: u64,
         pause: Arc<Pause>,
+        waiting: Arc<WaitingCalls>,
     ) -> Asking {
         Asking {
             client,
@@ -121,6 +166,7 @@ impl Asking {
             validation_units,
             asks: 0,
             pause,
+            waiting,
         }
     }
 
@@ -165,10 +211,30 @@ impl Asking {
             let capability = requests[0].kind.capability();
             return Ok(Err(client::AskError::Undeclared(capability.into())));
         };
+        // The call's waits share one `input-wait`: once it is spent, no
+        // more is sent.
+        let left = self.input_wait.saturating_sub(self.pause.waited());
+        if left.is_zero() {
+            return Ok(Err(client::AskError::TimedOut));
+        }
+        // A client that answers at once (the stateless era's) holds no
+        // waiting slot: only calls that may wait on a person count.
+        let _slot = if client.answers_at_once() {
+            None
+        } else {
+            let Ok(slot) = self.waiting.slots.clone().try_acquire_owned() else {
+                return Ok(Err(client::AskError::Failed(format!(
+                    "too many calls of this plugin wait for their clients (at most {}); \
+                     nothing was asked: ask again later, or go on without the answers",
+                    self.waiting.max
+                ))));
+            };
+            Some(slot)
+        };
         let keys: Vec<String> = requests.iter().map(|r| r.key.clone()).collect();
         let answered = {
             let _waiting = self.pause.begin();
-            tokio::time::timeout(self.input_wait, client.ask(requests)).await
+            tokio::time::timeout(left, client.ask(requests)).await
         };
         let answers = match answered {
             Err(_elapsed) => return Ok(Err(client::AskError::TimedOut)),
@@ -189,12 +255,34 @@ impl Asking {
             ))));
         }
         let budget = self.validation_units.min(MAX_FORM_UNITS);
-        let converted = answers
-            .into_iter()
-            .zip(&expected)
-            .zip(&keys)
-            .map(|((answer, expected), key)| answers::convert(key, expected, answer, budget))
-            .collect::<Result<Vec<_>, String>>();
-        Ok(converted.map_err(client::AskError::Failed))
+        let mut total = 0usize;
+        let mut converted = Vec::with_capacity(answers.len());
+        for ((answer, expected), key) in answers.into_iter().zip(&expected).zip(&keys) {
+            let response = match answers::convert(key, expected, answer, budget) {
+                Ok(response) => response,
+                Err(message) => return Ok(Err(client::AskError::Failed(message))),
+            };
+            total = total.saturating_add(answers::guest_bytes(&response));
+            if total > MAX_ANSWER_BYTES {
+                return Ok(Err(client::AskError::Failed(format!(
+                    "the client's answers to this ask come to more than {}, the most one ask may hand the plugin",
+                    human_bytes(MAX_ANSWER_BYTES)
+                ))));
+            }
+            converted.push(response);
+        }
+        Ok(Ok(converted))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_of_a_plugins_calls_may_wait_at_once() {
+        assert_eq!(WaitingCalls::for_concurrency(32).max(), 16);
+        assert_eq!(WaitingCalls::for_concurrency(3).max(), 1);
+        assert_eq!(WaitingCalls::for_concurrency(1).max(), 1);
     }
 }

@@ -91,7 +91,9 @@ pub fn build(
     Ok((built, expected))
 }
 
-/// 1-64 characters of `[A-Za-z0-9_.-]`.
+/// 1-64 characters of `[A-Za-z0-9_.-]`: the rule of `input-request.key`
+/// in wit/plugin.wit, which the guest SDK checks too (its own copy, in
+/// sdk-guest/src/client/questions.rs: a guest cannot depend on the host).
 fn check_key(key: &str) -> Result<(), String> {
     let valid = (1..=MAX_KEY).contains(&key.len())
         && key

@@ -116,6 +116,7 @@ impl Guest for Asker {
             "url",
             "spin_wait_spin",
             "too_many_asks",
+            "five_samples",
         ]
         .into_iter()
         .map(tool)
@@ -147,6 +148,24 @@ impl Guest for Asker {
                     request: Request::ListRoots,
                 },
             ])),
+            // Five requests whose answers may each be large.
+            "five_samples" => text(ask((0..5)
+                .map(|i| InputRequest {
+                    key: format!("s{i}"),
+                    request: Request::Sample(SamplingRequest {
+                        messages: vec![SamplingMessage {
+                            role: Role::User,
+                            content: SamplingContent::Text("Say a lot".into()),
+                        }],
+                        system_prompt: None,
+                        max_tokens: 1_000_000,
+                        temperature: None,
+                        stop_sequences: vec![],
+                        model_preferences: None,
+                        include_context: None,
+                    }),
+                })
+                .collect())),
             "twice" => {
                 let first = ask(vec![form("first", NAME_FORM)]);
                 let second = ask(vec![form("second", NAME_FORM)]);

@@ -186,6 +186,33 @@ pub fn moody() -> ToolDef {
     )
 }
 
+/// `crowd`: one ask of five elicitation forms (keys `f1` to `f5`, field
+/// `x` each), and answers how many were answered.
+pub fn crowd() -> ToolDef {
+    tool(
+        "crowd",
+        "Asks five things at once",
+        json!({ "type": "object" }),
+    )
+}
+
+/// `hear`: asks the client's model about an audio clip (a sampling request
+/// with audio content, key `clip`), and answers the result as JSON text.
+pub fn hear() -> ToolDef {
+    tool("hear", "Samples about audio", json!({ "type": "object" }))
+}
+
+/// `recall`: a sampling request (key `recall`) asking the client to
+/// include the context of this server (`includeContext: "thisServer"`),
+/// and answers the result as JSON text.
+pub fn recall() -> ToolDef {
+    tool(
+        "recall",
+        "Samples with context",
+        json!({ "type": "object" }),
+    )
+}
+
 /// The tools that ask the client (not in the [`catalog`]: a host serves
 /// them with [`FakeHost::serving`]).
 pub fn asking() -> Vec<ToolDef> {
@@ -197,6 +224,9 @@ pub fn asking() -> Vec<ToolDef> {
         capabilities(),
         marathon(),
         moody(),
+        crowd(),
+        hear(),
+        recall(),
     ]
 }
 
@@ -417,6 +447,24 @@ pub fn roots_request() -> InputRequest {
     }
 }
 
+/// A sampling request of one user message with `content`, and `extra`
+/// params.
+pub fn sampling(key: &str, content: Value, extra: Value) -> InputRequest {
+    let mut params = json!({
+        "messages": [{ "role": "user", "content": content }],
+        "maxTokens": 100,
+    });
+    params
+        .as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    InputRequest {
+        key: key.into(),
+        kind: InputKind::Sample,
+        params: params.as_object().unwrap().clone(),
+    }
+}
+
 /// The URL elicitation of `visit`.
 pub fn url_request() -> InputRequest {
     let params = json!({
@@ -488,6 +536,28 @@ async fn asking_call(name: &str, client: Option<&dyn Client>) -> Option<CallOutp
             Err(error) => failed(error),
         },
         "capabilities" => text(format!("{:?}", client.capabilities())),
+        "crowd" => {
+            let asks = (1..=5)
+                .map(|i| form(&format!("f{i}"), &format!("Field {i}"), "x"))
+                .collect();
+            match client.ask(asks).await {
+                Ok(answers) => text(format!("{} answered", answers.len())),
+                Err(error) => failed(error),
+            }
+        }
+        "hear" | "recall" => {
+            let ask = if name == "hear" {
+                let clip = json!({ "type": "audio", "data": "UklGRg==", "mimeType": "audio/wav" });
+                sampling("clip", clip, json!({}))
+            } else {
+                let words = json!({ "type": "text", "text": "What did we do?" });
+                sampling("recall", words, json!({ "includeContext": "thisServer" }))
+            };
+            match client.ask(vec![ask]).await {
+                Ok(answers) => text(Value::Object(answers[0].clone()).to_string()),
+                Err(error) => failed(error),
+            }
+        }
         "marathon" => {
             let mut answered = 0;
             loop {
