@@ -211,6 +211,14 @@ impl Asking {
             let capability = requests[0].kind.capability();
             return Ok(Err(client::AskError::Undeclared(capability.into())));
         };
+        // What the client cannot be asked is told first, whatever the
+        // load: a tool falls back on `undeclared`, not on a busy plugin.
+        let declared = client.capabilities();
+        if let Some(request) = requests.iter().find(|r| !declared.allows(r.kind)) {
+            return Ok(Err(client::AskError::Undeclared(
+                request.kind.capability().into(),
+            )));
+        }
         // The call's waits share one `input-wait`: once it is spent, no
         // more is sent.
         let left = self.input_wait.saturating_sub(self.pause.waited());
