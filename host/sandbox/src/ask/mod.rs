@@ -211,10 +211,14 @@ impl Asking {
             let capability = requests[0].kind.capability();
             return Ok(Err(client::AskError::Undeclared(capability.into())));
         };
-        // What the client cannot be asked is told first, whatever the
-        // load: a tool falls back on `undeclared`, not on a busy plugin.
+        // What a waiting client cannot be asked is told first, whatever
+        // the load: a tool falls back on `undeclared`, not on a busy
+        // plugin. (A client that answers at once decides for itself: the
+        // stateless era ends the call with -32021 instead.)
         let declared = client.capabilities();
-        if let Some(request) = requests.iter().find(|r| !declared.allows(r.kind)) {
+        if !client.answers_at_once()
+            && let Some(request) = requests.iter().find(|r| !declared.allows(r.kind))
+        {
             return Ok(Err(client::AskError::Undeclared(
                 request.kind.capability().into(),
             )));
