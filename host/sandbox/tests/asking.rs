@@ -128,6 +128,13 @@ impl FakeClient {
         })
     }
 
+    /// A client that declared nothing it could be asked.
+    fn declaring_nothing() -> Arc<FakeClient> {
+        let mut client = Arc::into_inner(FakeClient::new(Vec::new())).unwrap();
+        client.capabilities = ClientCapabilities::default();
+        Arc::new(client)
+    }
+
     /// A client that answers without waiting for anyone.
     fn at_once(replies: Vec<Reply>) -> Arc<FakeClient> {
         let mut client = Arc::into_inner(FakeClient::new(replies)).unwrap();
@@ -455,20 +462,26 @@ async fn input_wait_bounds_all_of_a_calls_asks_together() {
 async fn at_most_half_of_a_plugins_calls_wait_for_their_clients() {
     // Concurrency 2: one call may wait; a second asking meanwhile is told
     // at once, and its client is asked nothing.
-    let dir = asker_folder(Some("[limits]\nconcurrency = 2\ninput-wait = \"500 ms\"\n"));
+    let dir = asker_folder(Some("[limits]\nconcurrency = 2\ninput-wait = \"2 s\"\n"));
     let plugin = load(dir.path()).await;
     let silent = FakeClient::new(vec![Reply::Never]);
     let prompt = FakeClient::new(vec![Reply::Answer(vec![accept(json!({"name": "Bo"}))])]);
     let waiting = call(&plugin, "elicit", Some(silent.clone()));
+    let unasked = FakeClient::declaring_nothing();
     let meanwhile = async {
         while silent.asked().is_empty() {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         let started = Instant::now();
         let (output, _) = call(&plugin, "elicit", Some(prompt.clone())).await;
-        (output, started.elapsed())
+        let refused_in = started.elapsed();
+        // Still while the first call waits: one that cannot be asked at all.
+        let (told, _) = call(&plugin, "elicit", Some(unasked.clone())).await;
+        (output, refused_in, told)
     };
-    let ((waited, _), (refused, refused_in)) = tokio::join!(waiting, meanwhile);
+    let ((waited, _), (refused, refused_in, told)) = tokio::join!(waiting, meanwhile);
+    // A client that cannot be asked hears so, whatever the load.
+    assert_eq!(text(&told), "undeclared: elicitation");
     assert_eq!(text(&waited), "timed-out");
     assert!(
         text(&refused).starts_with(
@@ -477,7 +490,7 @@ async fn at_most_half_of_a_plugins_calls_wait_for_their_clients() {
         "{}",
         text(&refused)
     );
-    assert!(refused_in < Duration::from_millis(400), "{refused_in:?}");
+    assert!(refused_in < Duration::from_millis(1500), "{refused_in:?}");
     assert!(prompt.asked().is_empty());
     // The wait over, the next call may wait in its turn.
     let prompt = FakeClient::new(vec![Reply::Answer(vec![accept(json!({"name": "Bo"}))])]);

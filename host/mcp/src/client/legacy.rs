@@ -38,8 +38,9 @@ pub const MAX_PENDING: usize = 64;
 
 /// The largest answer (a response's result, as JSON text) taken from the
 /// client: what a tool asks for is a form's fields, a completion, a list of
-/// roots; an image or audio completion fits too.
-pub const MAX_ANSWER_BYTES: usize = 4 << 20;
+/// roots; an image or audio completion fits too, up to the sandbox's 4 MiB
+/// of media, which travel as base64 (a third larger) in their envelope.
+pub const MAX_ANSWER_BYTES: usize = 6 << 20;
 
 /// The most bytes of answers one ask may hold (its requests' results
 /// together, as JSON text): an ask of many requests does not multiply
@@ -63,9 +64,11 @@ struct Waiter {
 #[derive(Default)]
 struct Waiting {
     by_id: HashMap<String, Waiter>,
-    /// Calls whose connection closed, by the JSON text of their ids: they
-    /// may ask no more. Each leaves the set when its client is dropped (its
-    /// call is over), so it holds at most the calls in flight.
+    /// The calls with a client, by the JSON text of their ids.
+    live: HashSet<String>,
+    /// Those of `live` whose connection closed: they may ask no more. A
+    /// call leaves both sets when its client is dropped (its call is over),
+    /// so they hold at most the calls in flight.
     unreachable: HashSet<String>,
     /// Set when the session ends: no more asks.
     closed: bool,
@@ -132,6 +135,11 @@ impl Pending {
     pub fn unreachable(&self, caller: &str) {
         let waiters: Vec<Waiter> = {
             let mut waiting = self.waiting.lock().unwrap();
+            if !waiting.live.contains(caller) {
+                // No call of that id asks (a `tools/list`, a call already
+                // over): nothing to remember.
+                return;
+            }
             waiting.unreachable.insert(caller.to_string());
             let ids: Vec<String> = waiting
                 .by_id
@@ -280,9 +288,11 @@ impl LegacyClient {
         revision: Revision,
         reply: Outbox,
     ) -> LegacyClient {
+        let caller = caller.to_string();
+        pending.waiting.lock().unwrap().live.insert(caller.clone());
         LegacyClient {
             pending,
-            caller: caller.to_string(),
+            caller,
             declared: Declared {
                 capabilities: in_revision(declared.capabilities, revision),
                 ..declared
@@ -363,6 +373,7 @@ impl Drop for LegacyClient {
     fn drop(&mut self) {
         // The call is over: its id may be used again.
         let mut waiting = self.pending.waiting.lock().unwrap();
+        waiting.live.remove(&self.caller);
         waiting.unreachable.remove(&self.caller);
     }
 }
@@ -417,5 +428,35 @@ fn truncated(text: &str) -> String {
     match text.char_indices().nth(MAX) {
         Some((end, _)) => format!("{}...", &text[..end]),
         None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn remembered(pending: &Pending) -> (usize, usize) {
+        let waiting = pending.waiting.lock().unwrap();
+        (waiting.live.len(), waiting.unreachable.len())
+    }
+
+    #[test]
+    fn only_calls_with_a_client_are_remembered_as_unreachable_and_only_while_they_run() {
+        let pending = Arc::new(Pending::default());
+        // A request that never asks (a tools/list whose connection closed).
+        pending.unreachable("1");
+        assert_eq!(remembered(&pending), (0, 0));
+        let outbox: Outbox = Arc::new(|_| {});
+        let client = LegacyClient::new(
+            pending.clone(),
+            &Value::from(2),
+            crate::client::Declared::default(),
+            Revision::V2025_11_25,
+            outbox,
+        );
+        pending.unreachable("2");
+        assert_eq!(remembered(&pending), (1, 1));
+        drop(client);
+        assert_eq!(remembered(&pending), (0, 0));
     }
 }

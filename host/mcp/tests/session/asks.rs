@@ -167,11 +167,11 @@ async fn an_error_response_or_a_result_that_is_no_object_is_a_failure() {
 }
 
 #[tokio::test]
-async fn an_answer_past_4_mib_is_a_failure_and_is_not_handed_to_the_tool() {
+async fn an_answer_past_6_mib_is_a_failure_and_is_not_handed_to_the_tool() {
     let client = legacy("2025-11-25", json!({ "elicitation": {} })).await;
     let mut call = client.send(legacy_call(1, "greet"));
     let asked = call.next().await;
-    let huge = "x".repeat(4 << 20);
+    let huge = "x".repeat(6 << 20);
     client
         .exchange(result(asked["id"].clone(), accepted("name", &huge)))
         .await;
@@ -179,14 +179,14 @@ async fn an_answer_past_4_mib_is_a_failure_and_is_not_handed_to_the_tool() {
     assert_eq!(answers[0]["result"]["isError"], true);
     let text = answers[0]["result"]["content"][0]["text"].as_str().unwrap();
     assert!(
-        text.starts_with("Failed(") && text.contains("4 MiB"),
+        text.starts_with("Failed(") && text.contains("6 MiB"),
         "{text}"
     );
     assert!(text.len() < 200, "{text}");
     // Just under the bound is an answer like any other.
     let mut call = client.send(legacy_call(2, "greet"));
     let asked = call.next().await;
-    let large = "y".repeat((4 << 20) - 100);
+    let large = "y".repeat((6 << 20) - 100);
     client
         .exchange(result(asked["id"].clone(), accepted("name", &large)))
         .await;

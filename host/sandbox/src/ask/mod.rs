@@ -211,6 +211,18 @@ impl Asking {
             let capability = requests[0].kind.capability();
             return Ok(Err(client::AskError::Undeclared(capability.into())));
         };
+        // What a waiting client cannot be asked is told first, whatever
+        // the load: a tool falls back on `undeclared`, not on a busy
+        // plugin. (A client that answers at once decides for itself: the
+        // stateless era ends the call with -32021 instead.)
+        let declared = client.capabilities();
+        if !client.answers_at_once()
+            && let Some(request) = requests.iter().find(|r| !declared.allows(r.kind))
+        {
+            return Ok(Err(client::AskError::Undeclared(
+                request.kind.capability().into(),
+            )));
+        }
         // The call's waits share one `input-wait`: once it is spent, no
         // more is sent.
         let left = self.input_wait.saturating_sub(self.pause.waited());
