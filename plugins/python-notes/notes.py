@@ -58,6 +58,16 @@ def read_note(root: str, title: str) -> str:
         raise NoteError(f"there is no note {title!r}") from None
 
 
+def consent(asker, key: str, question: str, confirmed: bool) -> bool | None:
+    """Whether the user agreed to `question`: asked whenever the client can
+    ask (`confirmed` is the model's word, not the user's); otherwise
+    `confirmed` stands for it. None: the client cannot ask and nothing was
+    confirmed, so the caller says what to ask the user."""
+    if asker.can_elicit():
+        return asker.confirm(key, question)
+    return True if confirmed else None
+
+
 def write_note(root: str, title: str, text: str, asker, confirmed: bool = False) -> str:
     """Writes a note; replacing an existing one needs the user's consent:
     asked when the client can ask, else `confirmed`."""
@@ -66,14 +76,12 @@ def write_note(root: str, title: str, text: str, asker, confirmed: bool = False)
     path = os.path.join(root, file_name(title))
     if title in titles(root):
         question = f"Replace the note {title!r}? Its current text will be lost."
-        if asker.can_elicit():
-            # The user is asked whenever they can be: `confirmed` is the
-            # model's word, not theirs.
-            if not asker.confirm("confirm_replace", question):
-                return f"Nothing written: the user chose to keep the note {title!r}."
-        elif not confirmed:
+        agreed = consent(asker, "confirm_replace", question, confirmed)
+        if agreed is None:
             return (f"Nothing written: a note {title!r} exists and this client cannot ask for confirmation. "
                     f"Ask the user \"{question}\" and, if they agree, call again with confirmed: true.")
+        if not agreed:
+            return f"Nothing written: the user chose to keep the note {title!r}."
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     return f"Saved the note {title!r}."
@@ -102,11 +110,11 @@ def delete_note(root: str, title: str | None, asker, confirmed: bool = False) ->
     if title not in existing:
         raise NoteError(f"there is no note {title!r}")
     question = f"Delete the note {title!r}? This cannot be undone."
-    if asker.can_elicit():
-        if not asker.confirm("confirm_delete", question):
-            return f"Nothing deleted: the user chose to keep {title!r}."
-    elif not confirmed:
+    agreed = consent(asker, "confirm_delete", question, confirmed)
+    if agreed is None:
         return (f"Nothing deleted: this client cannot ask for confirmation. Ask the user \"{question}\" "
                 f"and, if they agree, call again with title and confirmed: true.")
+    if not agreed:
+        return f"Nothing deleted: the user chose to keep {title!r}."
     os.remove(os.path.join(root, file_name(title)))
     return f"Deleted the note {title!r}."
