@@ -71,7 +71,8 @@ fn answer(server: &mut Server, request: &Value, result: Value) {
 }
 
 /// A 2026-07-28 `tools/call` with the client capabilities `capabilities`
-/// and the extra params `extra` (inputResponses, requestState).
+/// and the extra params `extra` (inputResponses, requestState; arguments
+/// other than none).
 fn stateless_call(server: &mut Server, tool: &str, capabilities: Value, extra: Value) -> Value {
     let mut params = json!({
         "name": tool,
@@ -115,6 +116,15 @@ fn error(response: &Value) -> &Value {
     response
         .get("error")
         .unwrap_or_else(|| panic!("expected an error, got {response}"))
+}
+
+/// The key of the first request an `input_required` result asks.
+fn first_key(asked: &Value) -> String {
+    asked["inputRequests"]
+        .as_object()
+        .and_then(|requests| requests.keys().next())
+        .unwrap_or_else(|| panic!("no input requests in {asked}"))
+        .clone()
 }
 
 fn elicited_name(name: &str) -> Value {
@@ -336,13 +346,7 @@ fn rounds_are_told_apart_by_their_state() {
     let tool = "test_input_required_result_multi_round";
     let r1 = stateless_call(&mut server, tool, every_capability(), json!({}));
     let r1 = input_required(&r1).clone();
-    let step1 = r1["inputRequests"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .next()
-        .unwrap()
-        .clone();
+    let step1 = first_key(&r1);
     let r2 = stateless_call(
         &mut server,
         tool,
@@ -354,13 +358,7 @@ fn rounds_are_told_apart_by_their_state() {
     );
     let r2 = input_required(&r2).clone();
     assert_ne!(r1["requestState"], r2["requestState"]);
-    let step2 = r2["inputRequests"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .next()
-        .unwrap()
-        .clone();
+    let step2 = first_key(&r2);
     let r3 = stateless_call(
         &mut server,
         tool,
@@ -418,44 +416,34 @@ fn altered_forged_or_foreign_state_is_refused_with_a_clear_error() {
     assert_eq!(error(&other)["code"], -32602, "{other}");
     // Nor is it to the same tool with other arguments.
     let elicit = "test_elicitation";
-    let params = |message: &str, extra: Value| {
-        let mut params = json!({
-            "name": elicit,
-            "arguments": { "message": message },
-            "_meta": { "io.modelcontextprotocol/clientCapabilities": every_capability() },
-        });
-        if let Value::Object(extra) = extra {
-            for (key, value) in extra {
-                params[key] = value;
-            }
-        }
-        params
+    let with_message = |message: &str, extra: Value| {
+        let mut extra = extra;
+        extra["arguments"] = json!({ "message": message });
+        extra
     };
-    let first = server.modern("tools/call", params("one", json!({})));
+    let first = stateless_call(
+        &mut server,
+        elicit,
+        every_capability(),
+        with_message("one", json!({})),
+    );
     let state = input_required(&first)["requestState"].clone();
-    let key = input_required(&first)["inputRequests"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .next()
-        .unwrap()
-        .clone();
+    let key = first_key(input_required(&first));
     let reply = json!({ key: { "action": "accept", "content": { "username": "u", "email": "u@example.com" } } });
-    let moved = server.modern(
-        "tools/call",
-        params(
-            "two",
-            json!({ "inputResponses": reply, "requestState": state }),
-        ),
+    let retry = json!({ "inputResponses": reply, "requestState": state });
+    let moved = stateless_call(
+        &mut server,
+        elicit,
+        every_capability(),
+        with_message("two", retry.clone()),
     );
     assert_eq!(error(&moved)["code"], -32602, "{moved}");
     // And the server goes on serving.
-    let fine = server.modern(
-        "tools/call",
-        params(
-            "one",
-            json!({ "inputResponses": reply, "requestState": state }),
-        ),
+    let fine = stateless_call(
+        &mut server,
+        elicit,
+        every_capability(),
+        with_message("one", retry),
     );
     assert_eq!(complete(&fine)["isError"], false, "{fine}");
 }
