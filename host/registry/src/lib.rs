@@ -13,4 +13,9 @@
 //!   and credentials;
 //! - [`lock`]: `corral.lock`, what a folder's pulled files must hash to.
 
+pub mod artifact;
+pub mod clock;
 pub mod lock;
+pub mod progress;
+pub mod reference;
+pub mod transport;
