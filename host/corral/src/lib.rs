@@ -9,6 +9,9 @@
 //! them to the catalog as new snapshots. For plugin authors, apart from
 //! serving: [`scaffold`] writes a new plugin project (`corral new`) and
 //! [`adapter`] the WASI preview1 adapter that C plugins are built with.
+//! For distribution: [`distribute`] pushes plugins to OCI registries and
+//! pulls them into folders (`corral-registry` underneath), showing what
+//! [`grants`] a pulled plugin asks for.
 //! `main.rs` is the command line.
 //!
 //! Data flows one way, and the crate graph enforces it: wire -> dispatch
@@ -18,6 +21,8 @@
 
 pub mod adapter;
 pub mod catalog;
+pub mod distribute;
+pub mod grants;
 pub mod host;
 pub mod reload;
 pub mod reports;

@@ -9,6 +9,8 @@ use anyhow::{Context as _, Result, bail};
 use clap::{Parser, Subcommand};
 use corral::adapter;
 use corral::catalog::{self, Catalog, Snapshot};
+use corral::distribute;
+use corral::grants;
 use corral::host::FolderHost;
 use corral::reload;
 use corral::reports::Reports;
@@ -174,6 +176,40 @@ enum Authoring {
         /// The file to write (replaced if it exists).
         out: PathBuf,
     },
+    /// Create a signing key pair in cosign's format: PATH.key (encrypted
+    /// with the password in COSIGN_PASSWORD, or asked for on a terminal)
+    /// and PATH.pub, for `push --key` and `pull --verify-key`.
+    Keygen {
+        /// Where to write the keys, without the .key/.pub suffix.
+        path: PathBuf,
+    },
+}
+
+/// How `push` and `pull` reach a registry.
+#[derive(clap::Args)]
+struct RegistryFlags {
+    /// Speak plain HTTP to the registry. Only needed for a registry that is
+    /// not on this machine: loopback registries get plain HTTP anyway.
+    #[arg(long)]
+    plain_http: bool,
+    /// The registry user name (its password or token read from standard
+    /// input with --password-stdin). Without one, docker's config.json
+    /// (`docker login`) and its credential helpers are used.
+    #[arg(long, value_name = "USER")]
+    username: Option<String>,
+    /// Read the password or token for --username from standard input.
+    #[arg(long)]
+    password_stdin: bool,
+}
+
+impl RegistryFlags {
+    fn access(self) -> distribute::Access {
+        distribute::Access {
+            plain_http: self.plain_http,
+            username: self.username,
+            password_stdin: self.password_stdin,
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -229,6 +265,49 @@ enum Command {
         #[arg(default_value = "{}")]
         arguments: String,
     },
+    /// Publish the plugin FILE (and its manifest FILE.toml, with its grants)
+    /// to an OCI registry as a WebAssembly artifact; prints the pinned
+    /// reference REGISTRY/REPOSITORY@sha256:DIGEST.
+    Push {
+        /// The plugin, NAME.wasm.
+        file: PathBuf,
+        /// Where: REGISTRY/REPOSITORY:TAG.
+        reference: String,
+        /// Also sign it with this cosign key (a .key file from `corral
+        /// keygen` or `cosign generate-key-pair`; its password in
+        /// COSIGN_PASSWORD, or asked for on a terminal).
+        #[arg(long, value_name = "KEY")]
+        key: Option<PathBuf>,
+        #[command(flatten)]
+        registry: RegistryFlags,
+    },
+    /// Install a plugin from an OCI registry into DIR as NAME.wasm (and
+    /// NAME.toml), pinned by digest in DIR/corral.lock. A served folder
+    /// reloads it like any other change.
+    ///
+    /// Nothing in DIR changes unless every check passes.
+    Pull {
+        /// REGISTRY/REPOSITORY:TAG or REGISTRY/REPOSITORY@sha256:DIGEST.
+        reference: String,
+        /// The plugin folder.
+        dir: PathBuf,
+        /// Refuse the plugin unless it carries a valid signature by this
+        /// public key (a .pub file in cosign's format).
+        #[arg(long, value_name = "PUB")]
+        verify_key: Option<PathBuf>,
+        /// Install as NAME.wasm instead of the artifact's own file name.
+        #[arg(long)]
+        name: Option<String>,
+        /// Grant the authority the plugin's manifest asks for without
+        /// asking (needed without a terminal when it asks for any).
+        #[arg(long)]
+        yes: bool,
+        /// Replace a NAME.wasm that was not pulled from the same repository.
+        #[arg(long)]
+        force: bool,
+        #[command(flatten)]
+        registry: RegistryFlags,
+    },
     /// Show a plugin's tools, imports, limits and the authority it is granted.
     Inspect {
         /// The plugin file (its manifest, if any, is the .toml beside it).
@@ -278,6 +357,9 @@ fn author(command: Authoring) -> ExitCode {
         Authoring::Adapter { out } => {
             adapter::write(&out).with_context(|| format!("cannot write {}", out.display()))
         }
+        Authoring::Keygen { path } => distribute::keygen(&path).map(|fingerprint| {
+            println!("wrote {0}.key and {0}.pub ({fingerprint})", path.display())
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -443,6 +525,37 @@ async fn run(
                 ExitCode::SUCCESS
             })
         }
+        Command::Push {
+            file,
+            reference,
+            key,
+            registry,
+        } => {
+            let pushed =
+                distribute::push(&sandbox, &file, &reference, key.as_deref(), &registry.access())
+                    .await;
+            Ok(failure_to_exit_code(pushed.map(drop)))
+        }
+        Command::Pull {
+            reference,
+            dir,
+            verify_key,
+            name,
+            yes,
+            force,
+            registry,
+        } => {
+            let request = distribute::PullRequest {
+                reference,
+                dir,
+                verify_key,
+                name,
+                yes,
+                force,
+            };
+            let pulled = distribute::pull(&request, &registry.access()).await;
+            Ok(failure_to_exit_code(pulled.map(drop)))
+        }
         Command::Inspect { file } => {
             let inspection = corral_sandbox::inspect(&sandbox, &file).await?;
             print_inspection(&inspection);
@@ -451,6 +564,18 @@ async fn run(
             } else {
                 ExitCode::FAILURE
             })
+        }
+    }
+}
+
+/// A push or pull that failed exits with 1, after saying why (2 is for
+/// a command that could not start).
+fn failure_to_exit_code(result: Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("corral: {err:#}");
+            ExitCode::FAILURE
         }
     }
 }
@@ -525,7 +650,6 @@ fn print_events() -> EventSink {
 
 fn print_inspection(inspection: &Inspection) {
     let manifest = &inspection.manifest;
-    let limits = &manifest.limits;
     println!(
         "plugin   {} ({})",
         inspection.name,
@@ -539,38 +663,10 @@ fn print_inspection(inspection: &Inspection) {
         Some(path) => println!("manifest {}", path.display()),
         None => println!("manifest none: default limits, no grants"),
     }
-    println!(
-        "limits   fuel {}, memory {}, timeout {}, input wait {}, output {}, {} concurrent calls, {} calls/s per tool (burst {})",
-        group_digits(limits.fuel),
-        human_bytes(limits.memory_bytes),
-        human_duration(limits.timeout),
-        human_duration(limits.input_wait),
-        human_bytes(limits.output_bytes),
-        limits.concurrency,
-        limits.rate,
-        limits.burst
-    );
+    println!("limits   {}", grants::limits_line(manifest));
     println!("authority");
-    if manifest.dirs.is_empty() && manifest.env.is_empty() && manifest.http.is_none() {
-        println!("  none: no files, no environment variables, no network");
-    }
-    for dir in &manifest.dirs {
-        let mode = if dir.writable {
-            "read-write"
-        } else {
-            "read-only"
-        };
-        println!(
-            "  directory {} as {} ({mode})",
-            dir.host.display(),
-            dir.guest
-        );
-    }
-    for (name, _) in &manifest.env {
-        println!("  environment variable {name}");
-    }
-    if let Some(http) = &manifest.http {
-        println!("  outgoing HTTP to {}", http.allow.join(", "));
+    for line in grants::authority_lines(manifest) {
+        println!("  {line}");
     }
     println!("imports");
     for (name, verdict) in &inspection.imports {

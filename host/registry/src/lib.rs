@@ -15,7 +15,12 @@
 
 pub mod artifact;
 pub mod clock;
+pub mod install;
 pub mod lock;
 pub mod progress;
+pub mod publish;
 pub mod reference;
 pub mod transport;
+
+/// The key types of signing and verifying (ECDSA P-256, cosign's default).
+pub use p256::ecdsa::{SigningKey, VerifyingKey};

@@ -468,6 +468,8 @@ pub struct Inspection {
     pub contract: Result<Contract, String>,
     /// Every import, with what the host does about it.
     pub imports: Vec<(String, imports::Verdict)>,
+    /// The names of its exports (`corral:plugin/tools@0.2.0`).
+    pub exports: Vec<String>,
     /// The tools, or why the plugin would not load.
     pub tools: Result<Vec<ToolDef>, String>,
 }
@@ -481,6 +483,11 @@ pub async fn inspect(sandbox: &Arc<Sandbox>, path: &Path) -> Result<Inspection> 
         .context("not a valid WebAssembly component")?;
     let manifest = Manifest::for_plugin(path)?;
     let imports = imports::review(sandbox.engine(), &component, &manifest);
+    let exports = component
+        .component_type()
+        .exports(sandbox.engine())
+        .map(|(name, _)| name.to_owned())
+        .collect();
     let contract = Contract::of(sandbox.engine(), &component).map_err(|err| err.to_string());
     let tools = Plugin::load(sandbox, path)
         .await
@@ -492,6 +499,7 @@ pub async fn inspect(sandbox: &Arc<Sandbox>, path: &Path) -> Result<Inspection> 
         manifest,
         contract,
         imports,
+        exports,
         tools,
     })
 }

@@ -1,0 +1,381 @@
+//! `corral keygen`, `corral push` and `corral pull`: plugins published to
+//! and installed from OCI registries, signed in cosign's format.
+//!
+//! The registry protocol, the artifact layout, signatures and the lock live
+//! in `corral-registry`; this module adds what needs the sandbox or a
+//! person: inspecting a component before it is published, showing the
+//! authority a pulled plugin asks for and asking for consent, passwords.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use corral_registry::artifact::{Artifact, ComponentWorld};
+use corral_registry::install::{self, TrustedKey};
+use corral_registry::lock::Lock;
+use corral_registry::progress::mib;
+use corral_registry::reference::{self, repository_name};
+use corral_registry::transport::{Options, Registry};
+use corral_registry::{clock, keys, publish};
+use corral_sandbox::{Manifest, Sandbox};
+
+use crate::grants;
+use crate::scaffold;
+
+/// cosign's variable for a key's password, honoured so that scripts that
+/// sign with cosign sign with Corral unchanged.
+const PASSWORD_VARIABLE: &str = "COSIGN_PASSWORD";
+
+/// How to reach a registry, from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct Access {
+    /// Plain HTTP to a registry that is not on this machine.
+    pub plain_http: bool,
+    pub username: Option<String>,
+    /// Read the password (or token) from standard input.
+    pub password_stdin: bool,
+}
+
+impl Access {
+    fn options(&self) -> Result<Options> {
+        let credentials = match (&self.username, self.password_stdin) {
+            (Some(user), true) => {
+                let mut password = String::new();
+                std::io::stdin()
+                    .lock()
+                    .read_line(&mut password)
+                    .context("reading the password from standard input")?;
+                Some((user.clone(), password.trim_end_matches(['\r', '\n']).to_owned()))
+            }
+            (Some(_), false) => bail!("--username needs --password-stdin (a password on the command line would show in `ps`)"),
+            (None, true) => bail!("--password-stdin needs --username"),
+            (None, false) => None,
+        };
+        Ok(Options {
+            plain_http: self.plain_http,
+            credentials,
+        })
+    }
+}
+
+/// `corral keygen PATH`: writes PATH.key (encrypted with the password from
+/// COSIGN_PASSWORD, or asked for on a terminal) and PATH.pub, and returns
+/// the public key's fingerprint.
+pub fn keygen(path: &Path) -> Result<String> {
+    let key_path = with_suffix(path, "key");
+    let pub_path = with_suffix(path, "pub");
+    for existing in [&key_path, &pub_path] {
+        if existing.exists() {
+            bail!("{} exists; Corral never overwrites a key", existing.display());
+        }
+    }
+    let password = new_password()?;
+    let pair = keys::generate(password.as_bytes()).map_err(|err| anyhow!("{err}"))?;
+    write_new(&key_path, pair.private_pem.as_bytes(), 0o600)?;
+    if let Err(err) = write_new(&pub_path, pair.public_pem.as_bytes(), 0o644) {
+        let _ = std::fs::remove_file(&key_path);
+        return Err(err);
+    }
+    let public = keys::read_public(&pair.public_pem).map_err(|err| anyhow!("{err}"))?;
+    Ok(keys::fingerprint(&public))
+}
+
+/// `corral push FILE REF [--key KEY]`: publishes the component FILE (and
+/// its manifest) to the tag REF; prints the pinned reference on stdout.
+pub async fn push(
+    sandbox: &Arc<Sandbox>,
+    file: &Path,
+    target: &str,
+    key: Option<&Path>,
+    access: &Access,
+) -> Result<()> {
+    let reference = reference::parse(target).map_err(|err| anyhow!(err))?;
+    if reference.digest().is_some() {
+        bail!("push to a tag ({target} names a digest): REGISTRY/REPOSITORY:TAG");
+    }
+    let file_name = file
+        .file_name()
+        .and_then(|name| name.to_str())
+        .filter(|name| name.ends_with(".wasm"))
+        .ok_or_else(|| anyhow!("{} is not a .wasm file", file.display()))?
+        .to_owned();
+    // Refuse to publish what would not serve: not a component, a broken
+    // manifest, a contract the host does not know.
+    let inspection = corral_sandbox::inspect(sandbox, file)
+        .await
+        .with_context(|| format!("cannot push {}", file.display()))?;
+    if let Err(reason) = &inspection.contract {
+        bail!("cannot push {}: it is not a Corral plugin: {reason}", file.display());
+    }
+    if let Err(reason) = &inspection.tools {
+        eprintln!("corral: warning: {} does not load here ({reason}); pushing it anyway", file.display());
+    }
+    let signer = match key {
+        Some(key) => Some(read_signing_key(key)?),
+        None => None,
+    };
+    let wasm = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    let manifest_path = Manifest::path_for(file);
+    let manifest = match std::fs::read_to_string(&manifest_path) {
+        Ok(text) => Some(text),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Err(err) => return Err(anyhow!("reading {}: {err}", manifest_path.display())),
+    };
+    let world = ComponentWorld {
+        imports: inspection.imports.iter().map(|(name, _)| name.clone()).collect(),
+        exports: inspection.exports.clone(),
+        target: None,
+    };
+    let artifact = Artifact::new(&file_name, wasm, manifest.as_deref(), world, &clock::now());
+    let registry = Registry::connect(&reference, &access.options()?)?;
+    let digest = publish::push(&registry, &reference, &artifact, &file_name)
+        .await
+        .with_context(|| format!("cannot push to {target}"))?;
+    let pinned = format!("{}@{digest}", repository_name(&reference));
+    eprintln!(
+        "pushed {file_name} ({}){} to {target}",
+        mib(artifact.wasm.len() as u64),
+        if manifest.is_some() { " and its manifest" } else { "" }
+    );
+    if let Some((key_path, key)) = &signer {
+        let at = publish::sign(&registry, &reference, &digest, key)
+            .await
+            .with_context(|| format!("pushed {pinned}, but cannot sign it"))?;
+        let fingerprint = keys::fingerprint(key.verifying_key());
+        eprintln!("signed it with {} ({fingerprint}) at {at}", key_path.display());
+    }
+    println!("{pinned}");
+    Ok(())
+}
+
+/// What `corral pull` was asked.
+#[derive(Debug, Clone)]
+pub struct PullRequest {
+    pub reference: String,
+    pub dir: PathBuf,
+    pub verify_key: Option<PathBuf>,
+    /// Install as NAME.wasm instead of the artifact's own name.
+    pub name: Option<String>,
+    /// Accept the authority the manifest asks for without asking.
+    pub yes: bool,
+    /// Replace a NAME.wasm that was not pulled from the same repository.
+    pub force: bool,
+}
+
+/// `corral pull REF DIR`: installs the plugin REF names into DIR, pinned in
+/// DIR's lock, after verifying its signature (with a key) and showing the
+/// authority it asks for. On any failure DIR is left as it was.
+pub async fn pull(request: &PullRequest, access: &Access) -> Result<PathBuf> {
+    let given = request.reference.as_str();
+    let reference = reference::parse(given).map_err(|err| anyhow!(err))?;
+    let dir = &request.dir;
+    if !dir.is_dir() {
+        bail!("{} is not a folder", dir.display());
+    }
+    if let Some(name) = &request.name {
+        scaffold::check_name(name).map_err(|err| anyhow!("--name: {err}"))?;
+    }
+    // A broken lock is found before anything is downloaded.
+    let lock = Lock::read(dir)?;
+    let trusted = match &request.verify_key {
+        Some(path) => Some(read_verifying_key(path)?),
+        None => None,
+    };
+    let trusted = trusted.as_ref().map(|(path, key)| TrustedKey {
+        key,
+        name: path.to_str().unwrap_or("the key"),
+        fingerprint: keys::fingerprint(key),
+    });
+    let registry = Registry::connect(&reference, &access.options()?)?;
+    let fetched = install::fetch(&registry, &reference, given, trusted.as_ref(), dir)
+        .await
+        .with_context(|| format!("cannot pull {given}"))?;
+    let name = match &request.name {
+        Some(name) => name.clone(),
+        None => {
+            let name = fetched.default_name(&reference);
+            scaffold::check_name(&name).map_err(|err| {
+                anyhow!("cannot pull {given}: its file name is not a plugin name ({err}); choose one with --name")
+            })?;
+            name
+        }
+    };
+    let file = format!("{name}.wasm");
+    let target = dir.join(&file);
+    let same_repository = lock.plugins.get(&file).is_some_and(|entry| {
+        reference::parse(&entry.reference)
+            .is_ok_and(|locked| repository_name(&locked) == repository_name(&reference))
+    });
+    if target.exists() && !same_repository && !request.force {
+        bail!(
+            "cannot pull {given}: {} exists and was not pulled from {}; replace it with --force, or install beside it with --name",
+            target.display(),
+            repository_name(&reference)
+        );
+    }
+    let plugin_manifest = fetched.layout.plugin_manifest.as_deref();
+    consent(given, &name, dir, plugin_manifest, request.yes)?;
+    let size = fetched.bytes;
+    let digest = fetched.digest.clone();
+    let verified = fetched.signer.clone();
+    let path = fetched
+        .install(dir, &name, lock)
+        .with_context(|| format!("cannot install {given} into {}", dir.display()))?;
+    let trust = match verified {
+        Some(fingerprint) => format!("signature verified ({fingerprint})"),
+        None => "not verified: no --verify-key".to_owned(),
+    };
+    eprintln!(
+        "installed {} ({}) from {}@{digest}, {trust}; pinned in {}",
+        path.display(),
+        mib(size),
+        repository_name(&reference),
+        dir.join(corral_registry::lock::LOCK_FILE).display()
+    );
+    Ok(path)
+}
+
+/// Shows what the pulled manifest grants and, when it grants any authority,
+/// asks the user to accept it (or requires `--yes` without a terminal).
+fn consent(given: &str, name: &str, dir: &Path, manifest: Option<&str>, yes: bool) -> Result<()> {
+    let Some(text) = manifest else {
+        eprintln!("{name}: no manifest: default limits, no grants");
+        return Ok(());
+    };
+    let asks_authority = match Manifest::parse(text, &dir.join(format!("{name}.toml"))) {
+        Ok(manifest) => {
+            eprintln!("{name} asks for:");
+            eprintln!("  limits    {}", grants::limits_line(&manifest));
+            for line in grants::authority_lines(&manifest) {
+                eprintln!("  authority {line}");
+            }
+            grants::grants_any(&manifest)
+        }
+        // A manifest that does not load here (a granted directory that does
+        // not exist yet) is shown as written; the plugin will not load
+        // until it does, and says why.
+        Err(err) => {
+            eprintln!("{name}'s manifest does not load in {} yet: {err}", dir.display());
+            eprintln!("it reads:");
+            for line in text.lines() {
+                eprintln!("  | {line}");
+            }
+            true
+        }
+    };
+    if !asks_authority || yes {
+        return Ok(());
+    }
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        bail!(
+            "cannot pull {given}: {name} asks for the authority above; pass --yes to grant it"
+        );
+    }
+    eprint!("Install {name} with this authority? [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    stdin.lock().read_line(&mut answer)?;
+    if matches!(answer.trim(), "y" | "Y" | "yes") {
+        Ok(())
+    } else {
+        bail!("not installed: the authority {name} asks for was not granted")
+    }
+}
+
+/// A signing key and its file, decrypted with COSIGN_PASSWORD or a password
+/// asked for on a terminal.
+fn read_signing_key(path: &Path) -> Result<(PathBuf, corral_registry::SigningKey)> {
+    let pem = read_key_file(path)?;
+    let password = match std::env::var(PASSWORD_VARIABLE) {
+        Ok(password) => password,
+        Err(_) if std::io::stdin().is_terminal() => {
+            ask_password(&format!("Password for {}: ", path.display()))?
+        }
+        Err(_) => String::new(),
+    };
+    let key = keys::decrypt_private(&pem, password.as_bytes())
+        .map_err(|err| anyhow!("{}: {err}", path.display()))?;
+    Ok((path.to_owned(), key))
+}
+
+fn read_verifying_key(path: &Path) -> Result<(PathBuf, corral_registry::VerifyingKey)> {
+    let pem = read_key_file(path)?;
+    let key = keys::read_public(&pem).map_err(|err| anyhow!("{}: {err}", path.display()))?;
+    Ok((path.to_owned(), key))
+}
+
+/// A key file's text; key files are small, so a large one is refused unread.
+fn read_key_file(path: &Path) -> Result<String> {
+    let size = std::fs::metadata(path)
+        .with_context(|| format!("cannot read the key {}", path.display()))?
+        .len();
+    if size > 64 << 10 {
+        bail!("{} is {size} bytes: not a key file", path.display());
+    }
+    std::fs::read_to_string(path).with_context(|| format!("cannot read the key {}", path.display()))
+}
+
+/// The password for a new key: COSIGN_PASSWORD, or asked twice on a
+/// terminal; empty without either (as cosign does).
+fn new_password() -> Result<String> {
+    if let Ok(password) = std::env::var(PASSWORD_VARIABLE) {
+        return Ok(password);
+    }
+    if !std::io::stdin().is_terminal() {
+        return Ok(String::new());
+    }
+    let password = ask_password("Password for the private key: ")?;
+    if ask_password("Again: ")? != password {
+        bail!("the passwords differ");
+    }
+    Ok(password)
+}
+
+/// Reads a line from the terminal with echo off.
+fn ask_password(prompt: &str) -> Result<String> {
+    eprint!("{prompt}");
+    let _ = std::io::stderr().flush();
+    let fd = libc::STDIN_FILENO;
+    // SAFETY: termios is plain data, filled in by tcgetattr before use.
+    let mut saved: libc::termios = unsafe { std::mem::zeroed() };
+    // SAFETY: fd is stdin, a terminal (checked by the callers).
+    let echo_off = unsafe { libc::tcgetattr(fd, &mut saved) } == 0 && {
+        let mut quiet = saved;
+        quiet.c_lflag &= !libc::ECHO;
+        // SAFETY: as above; `quiet` is a copy of the terminal's own settings.
+        unsafe { libc::tcsetattr(fd, libc::TCSANOW, &quiet) == 0 }
+    };
+    let mut line = String::new();
+    let read = std::io::stdin().lock().read_line(&mut line);
+    if echo_off {
+        // SAFETY: restores the settings read above.
+        unsafe { libc::tcsetattr(fd, libc::TCSANOW, &saved) };
+        eprintln!();
+    }
+    read.context("reading the password")?;
+    Ok(line.trim_end_matches(['\r', '\n']).to_owned())
+}
+
+/// `path` with `.suffix` appended (`ci/release` gives `ci/release.key`).
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".");
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// Creates `path` (never replacing a file) with `mode`.
+fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("cannot write {}", path.display()))
+}

@@ -1,0 +1,54 @@
+//! What a plugin's manifest grants, in words, for the people who decide
+//! whether to run it (`corral inspect`, `corral pull`).
+
+use corral_sandbox::Manifest;
+use corral_sandbox::units::{group_digits, human_bytes, human_duration};
+
+/// Whether the manifest grants any authority (directories, environment
+/// variables, network): what needs a person's consent.
+pub fn grants_any(manifest: &Manifest) -> bool {
+    !(manifest.dirs.is_empty() && manifest.env.is_empty() && manifest.http.is_none())
+}
+
+/// The authority granted, a line each ("none: …" when there is none).
+pub fn authority_lines(manifest: &Manifest) -> Vec<String> {
+    if !grants_any(manifest) {
+        return vec!["none: no files, no environment variables, no network".into()];
+    }
+    let mut lines = Vec::new();
+    for dir in &manifest.dirs {
+        let mode = if dir.writable {
+            "read-write"
+        } else {
+            "read-only"
+        };
+        lines.push(format!(
+            "directory {} as {} ({mode})",
+            dir.host.display(),
+            dir.guest
+        ));
+    }
+    for (name, _) in &manifest.env {
+        lines.push(format!("environment variable {name}"));
+    }
+    if let Some(http) = &manifest.http {
+        lines.push(format!("outgoing HTTP to {}", http.allow.join(", ")));
+    }
+    lines
+}
+
+/// The limits, on one line.
+pub fn limits_line(manifest: &Manifest) -> String {
+    let limits = &manifest.limits;
+    format!(
+        "fuel {}, memory {}, timeout {}, input wait {}, output {}, {} concurrent calls, {} calls/s per tool (burst {})",
+        group_digits(limits.fuel),
+        human_bytes(limits.memory_bytes),
+        human_duration(limits.timeout),
+        human_duration(limits.input_wait),
+        human_bytes(limits.output_bytes),
+        limits.concurrency,
+        limits.rate,
+        limits.burst
+    )
+}
