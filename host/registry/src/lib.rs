@@ -13,4 +13,5 @@
 //!   and credentials;
 //! - [`lock`]: `corral.lock`, what a folder's pulled files must hash to.
 
+pub mod keys;
 pub mod lock;
