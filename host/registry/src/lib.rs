@@ -13,5 +13,6 @@
 //!   and credentials;
 //! - [`lock`]: `corral.lock`, what a folder's pulled files must hash to.
 
+pub mod cosign;
 pub mod keys;
 pub mod lock;
