@@ -3,7 +3,7 @@
 //! `cosign generate-key-pair` writes two files, and Corral reads and writes
 //! the same ones, so a key made by either tool signs for the other:
 //! - `cosign.key`, a PEM block labelled `ENCRYPTED SIGSTORE PRIVATE KEY`
-//!   (`ENCRYPTED COSIGN PRIVATE KEY` before cosign 2.3) whose body is the
+//!   (`ENCRYPTED COSIGN PRIVATE KEY` in older cosign) whose body is the
 //!   JSON of go-securesystemslib's `encrypted` package:
 //!   ```json
 //!   {"kdf":{"name":"scrypt","params":{"N":65536,"r":8,"p":1},"salt":"<32 bytes>"},
@@ -37,7 +37,7 @@ use p256::pkcs8::{
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// The private key's PEM label, as cosign writes it since 2.3.
+/// The private key's PEM label, as current cosign writes it.
 pub const PRIVATE_KEY_LABEL: &str = "ENCRYPTED SIGSTORE PRIVATE KEY";
 /// The label older cosign versions wrote; same content.
 const LEGACY_PRIVATE_KEY_LABEL: &str = "ENCRYPTED COSIGN PRIVATE KEY";
