@@ -15,7 +15,9 @@
 
 pub mod artifact;
 pub mod clock;
+pub mod cosign;
 pub mod install;
+pub mod keys;
 pub mod lock;
 pub mod progress;
 pub mod publish;
