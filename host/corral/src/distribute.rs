@@ -100,31 +100,33 @@ pub async fn push(
         .filter(|name| name.ends_with(".wasm"))
         .ok_or_else(|| anyhow!("{} is not a .wasm file", file.display()))?
         .to_owned();
-    // Refuse to publish what would not serve: not a component, a broken
-    // manifest, a contract the host does not know.
-    let inspection = corral_sandbox::inspect(sandbox, file)
-        .await
-        .with_context(|| format!("cannot push {}", file.display()))?;
-    if let Err(reason) = &inspection.contract {
-        bail!("cannot push {}: it is not a Corral plugin: {reason}", file.display());
-    }
-    if let Err(reason) = &inspection.tools {
-        eprintln!("corral: warning: {} does not load here ({reason}); pushing it anyway", file.display());
-    }
     let signer = match key {
         Some(key) => Some(read_signing_key(key)?),
         None => None,
     };
     let wasm = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    // Refuse to publish what could not serve: not a component, a contract
+    // the host does not know, a manifest with errors. (Whether it loads
+    // here does not matter: its grants name directories of the folders it
+    // will be installed into.)
+    let shape = corral_sandbox::component_shape(sandbox, &wasm)
+        .with_context(|| format!("cannot push {}", file.display()))?;
+    if let Err(reason) = &shape.contract {
+        bail!("cannot push {}: it is not a Corral plugin: {reason}", file.display());
+    }
     let manifest_path = Manifest::path_for(file);
     let manifest = match std::fs::read_to_string(&manifest_path) {
-        Ok(text) => Some(text),
+        Ok(text) => {
+            Manifest::parse_portable(&text, &manifest_path)
+                .with_context(|| format!("cannot push {}", file.display()))?;
+            Some(text)
+        }
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
         Err(err) => return Err(anyhow!("reading {}: {err}", manifest_path.display())),
     };
     let world = ComponentWorld {
-        imports: inspection.imports.iter().map(|(name, _)| name.clone()).collect(),
-        exports: inspection.exports.clone(),
+        imports: shape.imports,
+        exports: shape.exports,
         target: None,
     };
     let artifact = Artifact::new(&file_name, wasm, manifest.as_deref(), world, &clock::now());
@@ -243,27 +245,23 @@ fn consent(given: &str, name: &str, dir: &Path, manifest: Option<&str>, yes: boo
         eprintln!("{name}: no manifest: default limits, no grants");
         return Ok(());
     };
-    let asks_authority = match Manifest::parse(text, &dir.join(format!("{name}.toml"))) {
-        Ok(manifest) => {
-            eprintln!("{name} asks for:");
-            eprintln!("  limits    {}", grants::limits_line(&manifest));
-            for line in grants::authority_lines(&manifest) {
-                eprintln!("  authority {line}");
-            }
-            grants::grants_any(&manifest)
-        }
-        // A manifest that does not load here (a granted directory that does
-        // not exist yet) is shown as written; the plugin will not load
-        // until it does, and says why.
-        Err(err) => {
-            eprintln!("{name}'s manifest does not load in {} yet: {err}", dir.display());
-            eprintln!("it reads:");
-            for line in text.lines() {
-                eprintln!("  | {line}");
-            }
-            true
-        }
-    };
+    // Directories are shown where they would be (resolved through any
+    // symbolic link, when they exist), so that a grant of `../..` reads as
+    // what it is.
+    let manifest = Manifest::parse_portable(text, &dir.join(format!("{name}.toml")))
+        .with_context(|| format!("cannot pull {given}: its manifest is invalid"))?;
+    eprintln!("{name} asks for:");
+    eprintln!("  limits    {}", grants::limits_line(&manifest));
+    for line in grants::authority_lines(&manifest) {
+        eprintln!("  authority {line}");
+    }
+    for missing in manifest.dirs.iter().filter(|grant| !grant.host.is_dir()) {
+        eprintln!(
+            "  note: {} does not exist yet; {name} will not load until it does",
+            missing.host.display()
+        );
+    }
+    let asks_authority = grants::grants_any(&manifest);
     if !asks_authority || yes {
         return Ok(());
     }

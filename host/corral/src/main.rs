@@ -17,7 +17,7 @@ use corral::reports::Reports;
 use corral::scaffold::{self, Language, Sdk};
 use corral_mcp::{self as mcp, Revision, ServerOptions, ToolHost};
 use corral_sandbox::imports::Verdict;
-use corral_sandbox::units::{group_digits, human_bytes, human_duration};
+use corral_sandbox::units::human_bytes;
 use corral_sandbox::{Inspection, Sandbox, SandboxOptions, cache};
 use corral_tool::{CallContext, CallEvent, EventSink, ToolDef};
 use serde_json::{Map, Value};

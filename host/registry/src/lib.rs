@@ -11,7 +11,9 @@
 //!   signatures, verified in-process;
 //! - [`transport`]: the registry client, with retries, resumed downloads
 //!   and credentials;
-//! - [`lock`]: `corral.lock`, what a folder's pulled files must hash to.
+//! - [`lock`]: `corral.lock`, what a folder's pulled files must hash to;
+//! - [`publish`] and [`install`]: `corral push` and `corral pull` from
+//!   those pieces ([`progress`] and [`clock`] are their small helpers).
 
 pub mod artifact;
 pub mod clock;

@@ -131,6 +131,19 @@ impl Manifest {
     /// Parses manifest `text` read from `path` (relative directory grants
     /// resolve against the path's folder).
     pub fn parse(text: &str, path: &Path) -> Result<Manifest, ManifestError> {
+        Self::parse_in(text, path, Dirs::MustExist)
+    }
+
+    /// Parses and checks a manifest as [`Manifest::parse`] does, except
+    /// what depends on the machine: a directory grant is joined to `path`'s
+    /// folder but need not exist there. For manifests that travel (`corral
+    /// push` checks one before publishing it; `corral pull` shows what one
+    /// asks for before the folder holds its directories).
+    pub fn parse_portable(text: &str, path: &Path) -> Result<Manifest, ManifestError> {
+        Self::parse_in(text, path, Dirs::MayBeMissing)
+    }
+
+    fn parse_in(text: &str, path: &Path, dirs_check: Dirs) -> Result<Manifest, ManifestError> {
         // Every error names the file and the line of the offending value.
         let at = |span: Option<std::ops::Range<usize>>, reason: &str| ManifestError::Invalid {
             path: path.to_owned(),
@@ -146,7 +159,7 @@ impl Manifest {
         let mut dirs = Vec::new();
         for dir in raw.dirs {
             let span = dir.span();
-            let dir = dir.into_inner().resolve(folder);
+            let dir = dir.into_inner().resolve(folder, dirs_check);
             dirs.push(dir.map_err(|err| at(Some(span), &format!("[[dirs]] {err}")))?);
         }
         let env = match raw.env {
@@ -174,6 +187,13 @@ impl Manifest {
             http,
         })
     }
+}
+
+/// Whether a directory grant's host directory must exist.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Dirs {
+    MustExist,
+    MayBeMissing,
 }
 
 #[derive(Deserialize, Default)]
@@ -332,7 +352,7 @@ struct RawDir {
 }
 
 impl RawDir {
-    fn resolve(self, folder: &Path) -> Result<DirGrant, String> {
+    fn resolve(self, folder: &Path, check: Dirs) -> Result<DirGrant, String> {
         let writable = match self.mode.as_str() {
             "ro" => false,
             "rw" => true,
@@ -345,10 +365,12 @@ impl RawDir {
             ));
         }
         let host = folder.join(&self.host);
-        let host = host
-            .canonicalize()
-            .map_err(|err| format!("host directory {}: {err}", host.display()))?;
-        if !host.is_dir() {
+        let host = match host.canonicalize() {
+            Ok(host) => host,
+            Err(_) if check == Dirs::MayBeMissing => host,
+            Err(err) => return Err(format!("host directory {}: {err}", host.display())),
+        };
+        if check == Dirs::MustExist && !host.is_dir() {
             return Err(format!("host path {} is not a directory", host.display()));
         }
         Ok(DirGrant {

@@ -468,10 +468,31 @@ pub struct Inspection {
     pub contract: Result<Contract, String>,
     /// Every import, with what the host does about it.
     pub imports: Vec<(String, imports::Verdict)>,
-    /// The names of its exports (`corral:plugin/tools@0.2.0`).
-    pub exports: Vec<String>,
     /// The tools, or why the plugin would not load.
     pub tools: Result<Vec<ToolDef>, String>,
+}
+
+/// What a component is, apart from any manifest: the contract it targets
+/// and the names of its imports and exports.
+#[derive(Debug, Clone)]
+pub struct ComponentShape {
+    pub contract: Result<Contract, String>,
+    pub imports: Vec<String>,
+    pub exports: Vec<String>,
+}
+
+/// The shape of the component `bytes` (compiled, not run).
+pub fn component_shape(sandbox: &Sandbox, bytes: &[u8]) -> Result<ComponentShape> {
+    let component = sandbox
+        .compile(bytes)
+        .context("not a valid WebAssembly component")?;
+    let engine = sandbox.engine();
+    let ty = component.component_type();
+    Ok(ComponentShape {
+        contract: Contract::of(engine, &component).map_err(|err| err.to_string()),
+        imports: ty.imports(engine).map(|(name, _)| name.to_owned()).collect(),
+        exports: ty.exports(engine).map(|(name, _)| name.to_owned()).collect(),
+    })
 }
 
 /// Inspects the plugin at `path`: its imports, the authority its manifest
@@ -483,11 +504,6 @@ pub async fn inspect(sandbox: &Arc<Sandbox>, path: &Path) -> Result<Inspection> 
         .context("not a valid WebAssembly component")?;
     let manifest = Manifest::for_plugin(path)?;
     let imports = imports::review(sandbox.engine(), &component, &manifest);
-    let exports = component
-        .component_type()
-        .exports(sandbox.engine())
-        .map(|(name, _)| name.to_owned())
-        .collect();
     let contract = Contract::of(sandbox.engine(), &component).map_err(|err| err.to_string());
     let tools = Plugin::load(sandbox, path)
         .await
@@ -499,7 +515,6 @@ pub async fn inspect(sandbox: &Arc<Sandbox>, path: &Path) -> Result<Inspection> 
         manifest,
         contract,
         imports,
-        exports,
         tools,
     })
 }
