@@ -46,9 +46,14 @@ impl Access {
                     .lock()
                     .read_line(&mut password)
                     .context("reading the password from standard input")?;
-                Some((user.clone(), password.trim_end_matches(['\r', '\n']).to_owned()))
+                Some((
+                    user.clone(),
+                    password.trim_end_matches(['\r', '\n']).to_owned(),
+                ))
             }
-            (Some(_), false) => bail!("--username needs --password-stdin (a password on the command line would show in `ps`)"),
+            (Some(_), false) => bail!(
+                "--username needs --password-stdin (a password on the command line would show in `ps`)"
+            ),
             (None, true) => bail!("--password-stdin needs --username"),
             (None, false) => None,
         };
@@ -67,7 +72,10 @@ pub fn keygen(path: &Path) -> Result<String> {
     let pub_path = with_suffix(path, "pub");
     for existing in [&key_path, &pub_path] {
         if existing.exists() {
-            bail!("{} exists; Corral never overwrites a key", existing.display());
+            bail!(
+                "{} exists; Corral never overwrites a key",
+                existing.display()
+            );
         }
     }
     let password = new_password()?;
@@ -112,7 +120,10 @@ pub async fn push(
     let shape = corral_sandbox::component_shape(sandbox, &wasm)
         .with_context(|| format!("cannot push {}", file.display()))?;
     if let Err(reason) = &shape.contract {
-        bail!("cannot push {}: it is not a Corral plugin: {reason}", file.display());
+        bail!(
+            "cannot push {}: it is not a Corral plugin: {reason}",
+            file.display()
+        );
     }
     let manifest_path = Manifest::path_for(file);
     let manifest = match std::fs::read_to_string(&manifest_path) {
@@ -138,14 +149,21 @@ pub async fn push(
     eprintln!(
         "pushed {file_name} ({}){} to {target}",
         mib(artifact.wasm.len() as u64),
-        if manifest.is_some() { " and its manifest" } else { "" }
+        if manifest.is_some() {
+            " and its manifest"
+        } else {
+            ""
+        }
     );
     if let Some((key_path, key)) = &signer {
         let at = publish::sign(&registry, &reference, &digest, key)
             .await
             .with_context(|| format!("pushed {pinned}, but cannot sign it"))?;
         let fingerprint = keys::fingerprint(key.verifying_key());
-        eprintln!("signed it with {} ({fingerprint}) at {at}", key_path.display());
+        eprintln!(
+            "signed it with {} ({fingerprint}) at {at}",
+            key_path.display()
+        );
     }
     println!("{pinned}");
     Ok(())
@@ -267,9 +285,7 @@ fn consent(given: &str, name: &str, dir: &Path, manifest: Option<&str>, yes: boo
     }
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
-        bail!(
-            "cannot pull {given}: {name} asks for the authority above; pass --yes to grant it"
-        );
+        bail!("cannot pull {given}: {name} asks for the authority above; pass --yes to grant it");
     }
     eprint!("Install {name} with this authority? [y/N] ");
     let _ = std::io::stderr().flush();

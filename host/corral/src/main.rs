@@ -531,9 +531,14 @@ async fn run(
             key,
             registry,
         } => {
-            let pushed =
-                distribute::push(&sandbox, &file, &reference, key.as_deref(), &registry.access())
-                    .await;
+            let pushed = distribute::push(
+                &sandbox,
+                &file,
+                &reference,
+                key.as_deref(),
+                &registry.access(),
+            )
+            .await;
             Ok(failure_to_exit_code(pushed.map(drop)))
         }
         Command::Pull {

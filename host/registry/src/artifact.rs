@@ -116,7 +116,10 @@ impl Artifact {
             layers: vec![descriptor(
                 LAYER_MEDIA_TYPE,
                 &wasm,
-                Some(BTreeMap::from([(TITLE_ANNOTATION.to_owned(), file_name.to_owned())])),
+                Some(BTreeMap::from([(
+                    TITLE_ANNOTATION.to_owned(),
+                    file_name.to_owned(),
+                )])),
             )],
             subject: None,
             artifact_type: None,
@@ -268,7 +271,13 @@ mod tests {
             exports: vec!["corral:plugin/tools@0.2.0".into()],
             target: None,
         };
-        Artifact::new("calc.wasm", b"\0asm component".to_vec(), manifest, world, "2026-11-23T13:51:55Z")
+        Artifact::new(
+            "calc.wasm",
+            b"\0asm component".to_vec(),
+            manifest,
+            world,
+            "2026-11-23T13:51:55Z",
+        )
     }
 
     #[test]
@@ -280,24 +289,40 @@ mod tests {
         assert_eq!(json["config"]["mediaType"], CONFIG_MEDIA_TYPE);
         assert_eq!(json["layers"][0]["mediaType"], LAYER_MEDIA_TYPE);
         assert_eq!(json["layers"][0]["digest"], sha256_digest(&built.wasm));
-        assert_eq!(json["layers"][0]["annotations"][TITLE_ANNOTATION], "calc.wasm");
+        assert_eq!(
+            json["layers"][0]["annotations"][TITLE_ANNOTATION],
+            "calc.wasm"
+        );
         let config: serde_json::Value = serde_json::from_slice(&built.config).unwrap();
         assert_eq!(config["architecture"], "wasm");
         assert_eq!(config["os"], "wasip2");
         assert_eq!(config["layerDigests"][0], sha256_digest(&built.wasm));
-        assert_eq!(config["component"]["exports"][0], "corral:plugin/tools@0.2.0");
+        assert_eq!(
+            config["component"]["exports"][0],
+            "corral:plugin/tools@0.2.0"
+        );
         let layout = check_manifest(&built.manifest).unwrap();
         assert_eq!(layout.title.as_deref(), Some("calc.wasm"));
-        assert_eq!(layout.plugin_manifest.as_deref(), Some("[limits]\nfuel = 1\n"));
+        assert_eq!(
+            layout.plugin_manifest.as_deref(),
+            Some("[limits]\nfuel = 1\n")
+        );
         check_config(&built.config, &layout.layer).unwrap();
-        assert!(check_manifest(&artifact(None).manifest).unwrap().plugin_manifest.is_none());
+        assert!(
+            check_manifest(&artifact(None).manifest)
+                .unwrap()
+                .plugin_manifest
+                .is_none()
+        );
     }
 
     #[test]
     fn other_artifacts_are_refused_with_the_reason() {
         let built = artifact(None);
         let mut json: serde_json::Value = serde_json::from_slice(&built.manifest).unwrap();
-        let refused = |json: &serde_json::Value| check_manifest(&serde_json::to_vec(json).unwrap()).unwrap_err();
+        let refused = |json: &serde_json::Value| {
+            check_manifest(&serde_json::to_vec(json).unwrap()).unwrap_err()
+        };
         let mut image = json.clone();
         image["config"]["mediaType"] = "application/vnd.oci.image.config.v1+json".into();
         assert!(refused(&image).contains("not a WebAssembly artifact"));
@@ -310,6 +335,10 @@ mod tests {
         json["layers"][0]["digest"] = "md5:00".into();
         assert!(refused(&json).contains("not a sha256 digest"));
         let other_layer = descriptor(LAYER_MEDIA_TYPE, b"other", None);
-        assert!(check_config(&built.config, &other_layer).unwrap_err().contains("does not list its layer"));
+        assert!(
+            check_config(&built.config, &other_layer)
+                .unwrap_err()
+                .contains("does not list its layer")
+        );
     }
 }

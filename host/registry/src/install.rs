@@ -9,11 +9,13 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::VerifyingKey;
 use anyhow::{Context as _, Result, anyhow, bail};
 use oci_client::manifest::OciImageManifest;
-use crate::VerifyingKey;
 
-use crate::artifact::{self, Layout, MANIFEST_MEDIA_TYPE, MAX_COMPONENT_BYTES, MAX_CONFIG_BYTES, MAX_MANIFEST_BYTES};
+use crate::artifact::{
+    self, Layout, MANIFEST_MEDIA_TYPE, MAX_COMPONENT_BYTES, MAX_CONFIG_BYTES, MAX_MANIFEST_BYTES,
+};
 use crate::cosign::{self, SIGNATURE_ANNOTATION, SIMPLE_SIGNING_MEDIA_TYPE, SignatureLayer};
 use crate::lock::{Entry, Lock, sha256_digest};
 use crate::progress::Progress;
@@ -117,8 +119,9 @@ async fn verify(
             "{given} is not signed: there is no signature at {at} (sign it with `corral push --key` or `cosign sign --key`)"
         );
     };
-    let manifest: OciImageManifest = serde_json::from_slice(&manifest)
-        .map_err(|err| anyhow!("{given}: the signature manifest {at} is not an OCI manifest ({err})"))?;
+    let manifest: OciImageManifest = serde_json::from_slice(&manifest).map_err(|err| {
+        anyhow!("{given}: the signature manifest {at} is not an OCI manifest ({err})")
+    })?;
     let mut layers = Vec::new();
     for layer in manifest
         .layers
@@ -190,7 +193,10 @@ impl Fetched {
         let written = std::fs::read(&self.part)
             .with_context(|| format!("reading back {}", self.part.display()))?;
         if sha256_digest(&written) != self.layout.layer.digest {
-            bail!("the component downloaded to {} changed on disk", self.part.display());
+            bail!(
+                "the component downloaded to {} changed on disk",
+                self.part.display()
+            );
         }
         lock.plugins.insert(
             format!("{name}.wasm"),
@@ -198,7 +204,9 @@ impl Fetched {
                 reference: self.reference.clone(),
                 digest: self.digest.clone(),
                 wasm: sha256_digest(&written),
-                manifest: manifest.as_deref().map(|text| sha256_digest(text.as_bytes())),
+                manifest: manifest
+                    .as_deref()
+                    .map(|text| sha256_digest(text.as_bytes())),
                 signer: self.signer.clone(),
                 pulled: crate::clock::now(),
             },
@@ -213,7 +221,8 @@ impl Fetched {
                 },
             }
             .with_context(|| format!("writing {}", toml.display()))?;
-            std::fs::rename(&self.part, &wasm).with_context(|| format!("writing {}", wasm.display()))
+            std::fs::rename(&self.part, &wasm)
+                .with_context(|| format!("writing {}", wasm.display()))
         })();
         let _ = std::fs::remove_file(&toml_part);
         result?;

@@ -71,9 +71,18 @@ pub struct Entry {
 /// Why a lock could not be read.
 #[derive(Debug)]
 pub enum LockError {
-    Unreadable { path: PathBuf, error: std::io::Error },
-    TooLarge { path: PathBuf, bytes: u64 },
-    Invalid { path: PathBuf, reason: String },
+    Unreadable {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    TooLarge {
+        path: PathBuf,
+        bytes: u64,
+    },
+    Invalid {
+        path: PathBuf,
+        reason: String,
+    },
 }
 
 impl fmt::Display for LockError {
@@ -172,9 +181,13 @@ impl Lock {
             if !file.ends_with(".wasm") || file.contains(['/', '\\']) {
                 return Err(format!("`{file}` is not a plugin file name"));
             }
-            for digest in [Some(&entry.digest), Some(&entry.wasm), entry.manifest.as_ref()]
-                .into_iter()
-                .flatten()
+            for digest in [
+                Some(&entry.digest),
+                Some(&entry.wasm),
+                entry.manifest.as_ref(),
+            ]
+            .into_iter()
+            .flatten()
             {
                 if !is_sha256_digest(digest) {
                     return Err(format!("{file}: `{digest}` is not a sha256 digest"));
@@ -274,8 +287,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(Lock::read(dir.path()).unwrap(), Lock::new());
         let mut lock = Lock::new();
-        lock.plugins.insert("calc.wasm".into(), entry(b"wasm", Some(b"toml")));
-        lock.plugins.insert("echo.wasm".into(), entry(b"echo", None));
+        lock.plugins
+            .insert("calc.wasm".into(), entry(b"wasm", Some(b"toml")));
+        lock.plugins
+            .insert("echo.wasm".into(), entry(b"echo", None));
         lock.write(dir.path()).unwrap();
         assert_eq!(Lock::read(dir.path()).unwrap(), lock);
         assert!(!dir.path().join(".corral.lock.part").exists());
@@ -284,20 +299,29 @@ mod tests {
     #[test]
     fn check_names_the_file_that_changed() {
         let mut lock = Lock::new();
-        lock.plugins.insert("calc.wasm".into(), entry(b"wasm", Some(b"toml")));
+        lock.plugins
+            .insert("calc.wasm".into(), entry(b"wasm", Some(b"toml")));
         assert_eq!(lock.check("calc.wasm", b"wasm", Some(b"toml")), Ok(()));
         assert_eq!(lock.check("other.wasm", b"anything", None), Ok(()));
-        let changed = lock.check("calc.wasm", b"wasm!", Some(b"toml")).unwrap_err();
+        let changed = lock
+            .check("calc.wasm", b"wasm!", Some(b"toml"))
+            .unwrap_err();
         assert_eq!(changed.what, "calc.wasm");
         let message = changed.to_string();
         assert!(message.contains("127.0.0.1:5000/demo/calc:1"), "{message}");
         assert!(message.contains(&sha256_digest(b"wasm!")), "{message}");
-        let manifest = lock.check("calc.wasm", b"wasm", Some(b"grants")).unwrap_err();
+        let manifest = lock
+            .check("calc.wasm", b"wasm", Some(b"grants"))
+            .unwrap_err();
         assert_eq!(manifest.what, "the manifest of calc.wasm");
         let removed = lock.check("calc.wasm", b"wasm", None).unwrap_err();
-        assert!(removed.to_string().contains("it is now absent"), "{removed}");
+        assert!(
+            removed.to_string().contains("it is now absent"),
+            "{removed}"
+        );
         // A manifest added beside a plugin pulled without one is refused.
-        lock.plugins.insert("echo.wasm".into(), entry(b"echo", None));
+        lock.plugins
+            .insert("echo.wasm".into(), entry(b"echo", None));
         assert!(lock.check("echo.wasm", b"echo", Some(b"grants")).is_err());
     }
 

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use oci_client::manifest::OciImageManifest;
 use crate::SigningKey;
+use oci_client::manifest::OciImageManifest;
 
 use crate::artifact::{self, Artifact, MANIFEST_MEDIA_TYPE, MAX_MANIFEST_BYTES};
 use crate::cosign::{self, SIGNATURE_ANNOTATION, SIMPLE_SIGNING_MEDIA_TYPE};
@@ -24,10 +24,7 @@ pub async fn push(
     artifact: &Artifact,
     file_name: &str,
 ) -> Result<String, TransportError> {
-    let mut progress = Progress::new(
-        format!("pushing {file_name}"),
-        artifact.wasm.len() as u64,
-    );
+    let mut progress = Progress::new(format!("pushing {file_name}"), artifact.wasm.len() as u64);
     registry
         .push_blob(reference, &artifact.wasm, &mut progress)
         .await?;

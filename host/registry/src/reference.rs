@@ -46,10 +46,22 @@ mod tests {
 
     #[test]
     fn only_this_machine_is_loopback() {
-        for registry in ["localhost", "localhost:5000", "127.0.0.1:5000", "127.1.2.3", "[::1]:5000"] {
+        for registry in [
+            "localhost",
+            "localhost:5000",
+            "127.0.0.1:5000",
+            "127.1.2.3",
+            "[::1]:5000",
+        ] {
             assert!(is_loopback(registry), "{registry}");
         }
-        for registry in ["ghcr.io", "10.0.0.1:5000", "localhost.example.com", "[::2]:5000", "128.0.0.1"] {
+        for registry in [
+            "ghcr.io",
+            "10.0.0.1:5000",
+            "localhost.example.com",
+            "[::2]:5000",
+            "128.0.0.1",
+        ] {
             assert!(!is_loopback(registry), "{registry}");
         }
     }
@@ -65,6 +77,9 @@ mod tests {
         let pinned = parse(&format!("127.0.0.1:5000/demo/calc@{digest}")).unwrap();
         assert_eq!(pinned.digest(), Some(digest.as_str()));
         let err = parse("Not A Reference").unwrap_err();
-        assert!(err.contains("`Not A Reference` is not an OCI reference"), "{err}");
+        assert!(
+            err.contains("`Not A Reference` is not an OCI reference"),
+            "{err}"
+        );
     }
 }

@@ -64,11 +64,17 @@ pub enum TransportError {
 impl std::fmt::Display for TransportError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            TransportError::Unauthorized { registry, given: false } => write!(
+            TransportError::Unauthorized {
+                registry,
+                given: false,
+            } => write!(
                 f,
                 "unauthorized: {registry} wants credentials; give them with --username and --password-stdin, or `docker login {registry}`"
             ),
-            TransportError::Unauthorized { registry, given: true } => write!(
+            TransportError::Unauthorized {
+                registry,
+                given: true,
+            } => write!(
                 f,
                 "unauthorized: {registry} refused the credentials given (check the user name and password, or the token's scopes)"
             ),
@@ -379,9 +385,9 @@ impl Registry {
                 sent.send_modify(|sent| *sent += chunk.len() as u64);
                 Ok(chunk)
             });
-            let pushing = self
-                .client
-                .push_blob_stream(reference, stream, &digest, Some(data.len() as u64));
+            let pushing =
+                self.client
+                    .push_blob_stream(reference, stream, &digest, Some(data.len() as u64));
             let result = watch_progress(pushing, counted, progress).await;
             let result = match result {
                 // Registries that refuse chunked uploads take one request.
@@ -411,9 +417,8 @@ impl Registry {
         bytes: &[u8],
         media_type: &str,
     ) -> Result<(), TransportError> {
-        let content_type: http::HeaderValue = media_type
-            .parse()
-            .map_err(|_| TransportError::Other {
+        let content_type: http::HeaderValue =
+            media_type.parse().map_err(|_| TransportError::Other {
                 reason: format!("`{media_type}` is not a media type"),
             })?;
         let bytes = bytes::Bytes::copy_from_slice(bytes);
@@ -461,7 +466,9 @@ impl Registry {
         match err {
             OciDistributionError::UnauthorizedError { .. }
             | OciDistributionError::AuthenticationFailure(_) => unauthorized,
-            OciDistributionError::ServerError { code: 401 | 403, .. } => unauthorized,
+            OciDistributionError::ServerError {
+                code: 401 | 403, ..
+            } => unauthorized,
             OciDistributionError::ServerError { code: 404, .. }
             | OciDistributionError::ImageManifestNotFoundError(_) => not_found,
             OciDistributionError::RegistryError { ref envelope, .. } => {
@@ -570,9 +577,9 @@ fn docker_credentials(registry: &str) -> RegistryAuth {
             RegistryAuth::Basic(user, password)
         }
         Ok(DockerCredential::IdentityToken(token)) => RegistryAuth::Bearer(token),
-        Err(Missing::ConfigNotFound | Missing::ConfigReadError | Missing::NoCredentialConfigured) => {
-            RegistryAuth::Anonymous
-        }
+        Err(
+            Missing::ConfigNotFound | Missing::ConfigReadError | Missing::NoCredentialConfigured,
+        ) => RegistryAuth::Anonymous,
         Err(err) => {
             tracing::warn!("ignoring docker's credentials for {registry}: {err}");
             RegistryAuth::Anonymous
@@ -595,6 +602,8 @@ mod tests {
         assert!(is_transient(&server(429)));
         assert!(!is_transient(&server(404)));
         assert!(!is_transient(&server(401)));
-        assert!(!is_transient(&OciDistributionError::UnauthorizedError { url: "u".into() }));
+        assert!(!is_transient(&OciDistributionError::UnauthorizedError {
+            url: "u".into()
+        }));
     }
 }

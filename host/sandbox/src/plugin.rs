@@ -490,8 +490,14 @@ pub fn component_shape(sandbox: &Sandbox, bytes: &[u8]) -> Result<ComponentShape
     let ty = component.component_type();
     Ok(ComponentShape {
         contract: Contract::of(engine, &component).map_err(|err| err.to_string()),
-        imports: ty.imports(engine).map(|(name, _)| name.to_owned()).collect(),
-        exports: ty.exports(engine).map(|(name, _)| name.to_owned()).collect(),
+        imports: ty
+            .imports(engine)
+            .map(|(name, _)| name.to_owned())
+            .collect(),
+        exports: ty
+            .exports(engine)
+            .map(|(name, _)| name.to_owned())
+            .collect(),
     })
 }
 
