@@ -169,17 +169,26 @@ pub async fn push(
     Ok(())
 }
 
-/// What `corral pull` was asked.
-#[derive(Debug, Clone)]
+/// What `corral pull` was asked (its command-line arguments).
+#[derive(Debug, Clone, clap::Args)]
 pub struct PullRequest {
+    /// REGISTRY/REPOSITORY:TAG or REGISTRY/REPOSITORY@sha256:DIGEST.
     pub reference: String,
+    /// The plugin folder.
     pub dir: PathBuf,
+    /// Refuse the plugin unless it carries a valid signature by this
+    /// public key (a .pub file in cosign's format).
+    #[arg(long, value_name = "PUB")]
     pub verify_key: Option<PathBuf>,
-    /// Install as NAME.wasm instead of the artifact's own name.
+    /// Install as NAME.wasm instead of the artifact's own file name.
+    #[arg(long)]
     pub name: Option<String>,
-    /// Accept the authority the manifest asks for without asking.
+    /// Grant the authority the plugin's manifest asks for without asking
+    /// (needed without a terminal when it asks for any).
+    #[arg(long)]
     pub yes: bool,
     /// Replace a NAME.wasm that was not pulled from the same repository.
+    #[arg(long)]
     pub force: bool,
 }
 

@@ -287,24 +287,8 @@ enum Command {
     ///
     /// Nothing in DIR changes unless every check passes.
     Pull {
-        /// REGISTRY/REPOSITORY:TAG or REGISTRY/REPOSITORY@sha256:DIGEST.
-        reference: String,
-        /// The plugin folder.
-        dir: PathBuf,
-        /// Refuse the plugin unless it carries a valid signature by this
-        /// public key (a .pub file in cosign's format).
-        #[arg(long, value_name = "PUB")]
-        verify_key: Option<PathBuf>,
-        /// Install as NAME.wasm instead of the artifact's own file name.
-        #[arg(long)]
-        name: Option<String>,
-        /// Grant the authority the plugin's manifest asks for without
-        /// asking (needed without a terminal when it asks for any).
-        #[arg(long)]
-        yes: bool,
-        /// Replace a NAME.wasm that was not pulled from the same repository.
-        #[arg(long)]
-        force: bool,
+        #[command(flatten)]
+        request: distribute::PullRequest,
         #[command(flatten)]
         registry: RegistryFlags,
     },
@@ -541,23 +525,7 @@ async fn run(
             .await;
             Ok(failure_to_exit_code(pushed.map(drop)))
         }
-        Command::Pull {
-            reference,
-            dir,
-            verify_key,
-            name,
-            yes,
-            force,
-            registry,
-        } => {
-            let request = distribute::PullRequest {
-                reference,
-                dir,
-                verify_key,
-                name,
-                yes,
-                force,
-            };
+        Command::Pull { request, registry } => {
             let pulled = distribute::pull(&request, &registry.access()).await;
             Ok(failure_to_exit_code(pulled.map(drop)))
         }
