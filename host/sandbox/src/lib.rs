@@ -41,5 +41,5 @@ pub use bindings::Contract;
 pub use limits::Limits;
 pub use manifest::{Manifest, ManifestError};
 pub use metadata::{is_valid_tool_name, printable};
-pub use plugin::{Inspection, Plugin, inspect, plugin_name};
+pub use plugin::{Inspection, Plugin, PluginFiles, inspect, plugin_name};
 pub use sandbox::{Failure, PLUGIN_TARGET, Sandbox, SandboxOptions, engine_config};
