@@ -18,6 +18,12 @@
 //! already hold the old one finish on it. The catalog starts out not ready
 //! (while the first load runs) and tells subscribers when it becomes ready
 //! and whenever the served tool list changes.
+//!
+//! # Loading
+//! Every load, at startup and at reload, goes through [`load_all`], which
+//! checks each plugin's files against the folder's `corral.lock` before
+//! loading exactly the bytes it checked: a pinned file that changed is a
+//! load failure naming the file and where it was pulled from.
 
 use std::collections::HashMap;
 use std::future::Future;
