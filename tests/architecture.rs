@@ -7,6 +7,8 @@
 //! - `corral-mcp`, the protocol, never reaches wasmtime or the sandbox;
 //! - `corral-sandbox` never reaches the protocol or hyper (except as
 //!   wasmtime's own implementation of the guest's outgoing HTTP);
+//! - `corral-registry`, plugin distribution, never reaches wasmtime, the
+//!   sandbox or the protocol, and neither of those reaches it;
 //! - inside every host crate and the guest SDK, no two modules import each
 //!   other, however indirectly.
 
@@ -83,6 +85,21 @@ fn the_sandbox_knows_nothing_of_the_protocol() {
         &["--prune", "wasmtime-wasi-http"],
         &["hyper"],
     );
+}
+
+#[test]
+fn distribution_knows_nothing_of_serving() {
+    // The registry moves bytes and checks digests; loading and serving
+    // them is the binary's business.
+    assert_lacks(
+        "corral-registry",
+        &[],
+        &["wasmtime", "corral-sandbox", "corral-mcp", "corral"],
+    );
+    // And serving never reaches a registry: only the binary glues the two.
+    for package in ["corral-sandbox", "corral-mcp"] {
+        assert_lacks(package, &[], &["corral-registry", "oci-client"]);
+    }
 }
 
 #[test]

@@ -6,10 +6,13 @@ mod support;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{PATIENCE, Server, example, first_text, folder_with, plugins_dir};
+use support::{
+    Server, example, expect_notification, expect_silence, first_text, folder_with, plugins_dir,
+    wait_for_stderr,
+};
 
 /// How long a notification that must not come is waited for.
 const QUIET_WINDOW: Duration = Duration::from_millis(1500);
@@ -40,65 +43,6 @@ fn serve(dir: &Path, extra: &[&str]) -> Server {
     server.initialize("2025-06-18");
     server.result("tools/list", json!({}));
     server
-}
-
-/// Removes and returns the notifications named `method` received so far.
-fn take(server: &mut Server, method: &str) -> Vec<Value> {
-    let (taken, kept) = std::mem::take(&mut server.notifications)
-        .into_iter()
-        .partition(|n| n["method"] == method);
-    server.notifications = kept;
-    taken
-}
-
-/// Waits for a notification named `method`, keeping any others.
-fn expect_notification(server: &mut Server, method: &str) -> Value {
-    if let Some(found) = take(server, method).into_iter().next() {
-        return found;
-    }
-    let deadline = Instant::now() + PATIENCE;
-    while let Some(message) = server.recv_within(deadline.saturating_duration_since(Instant::now()))
-    {
-        if message["method"] == method {
-            return message;
-        }
-        assert!(message.get("id").is_none(), "unexpected response {message}");
-        server.notifications.push(message);
-    }
-    panic!(
-        "no {method} within {PATIENCE:?}; stderr:\n{}",
-        server.stderr()
-    );
-}
-
-/// Asserts that no notification named `method` arrives within the window.
-fn expect_silence(server: &mut Server, method: &str, window: Duration) {
-    let early = take(server, method);
-    assert!(early.is_empty(), "unexpected {method}: {early:?}");
-    let deadline = Instant::now() + window;
-    while let Some(message) = server.recv_within(deadline.saturating_duration_since(Instant::now()))
-    {
-        assert_ne!(
-            message["method"],
-            method,
-            "unexpected notification; stderr:\n{}",
-            server.stderr()
-        );
-        server.notifications.push(message);
-    }
-}
-
-/// Waits until the server's stderr holds `needle` at least `count` times.
-fn wait_for_stderr(server: &Server, needle: &str, count: usize) {
-    let deadline = Instant::now() + PATIENCE;
-    while server.stderr().matches(needle).count() < count {
-        assert!(
-            Instant::now() < deadline,
-            "stderr never held {count} x {needle:?}:\n{}",
-            server.stderr()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Writes `bytes` to a temporary name in the same folder, then renames it
@@ -362,7 +306,7 @@ fn a_truncated_file_leaves_the_previous_version_serving() {
     let text = log["params"]["data"].as_str().unwrap();
     assert!(text.contains("calc.wasm"), "{text}");
     assert!(text.contains("previous version"), "{text}");
-    assert!(server.stderr().contains("failed to load"));
+    server.stderr_containing("failed to load");
     // ...while the old version keeps answering, and nothing changed.
     assert_eq!(first_text(&add(&mut server, 2, 3)), "5");
     assert_eq!(server.all_tools(), before);

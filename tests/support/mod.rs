@@ -455,6 +455,65 @@ pub fn proc_status_bytes(pid: u32, field: &str) -> u64 {
         .map_or(0, |kib| kib * 1024)
 }
 
+/// Removes and returns the notifications named `method` received so far.
+pub fn take(server: &mut Server, method: &str) -> Vec<Value> {
+    let (taken, kept) = std::mem::take(&mut server.notifications)
+        .into_iter()
+        .partition(|n| n["method"] == method);
+    server.notifications = kept;
+    taken
+}
+
+/// Waits for a notification named `method`, keeping any others.
+pub fn expect_notification(server: &mut Server, method: &str) -> Value {
+    if let Some(found) = take(server, method).into_iter().next() {
+        return found;
+    }
+    let deadline = Instant::now() + PATIENCE;
+    while let Some(message) = server.recv_within(deadline.saturating_duration_since(Instant::now()))
+    {
+        if message["method"] == method {
+            return message;
+        }
+        assert!(message.get("id").is_none(), "unexpected response {message}");
+        server.notifications.push(message);
+    }
+    panic!(
+        "no {method} within {PATIENCE:?}; stderr:\n{}",
+        server.stderr()
+    );
+}
+
+/// Asserts that no notification named `method` arrives within the window.
+pub fn expect_silence(server: &mut Server, method: &str, window: Duration) {
+    let early = take(server, method);
+    assert!(early.is_empty(), "unexpected {method}: {early:?}");
+    let deadline = Instant::now() + window;
+    while let Some(message) = server.recv_within(deadline.saturating_duration_since(Instant::now()))
+    {
+        assert_ne!(
+            message["method"],
+            method,
+            "unexpected notification; stderr:\n{}",
+            server.stderr()
+        );
+        server.notifications.push(message);
+    }
+}
+
+/// Waits until the server's stderr holds `needle` at least `count` times.
+pub fn wait_for_stderr(server: &Server, needle: &str, count: usize) {
+    let deadline = Instant::now() + PATIENCE;
+    while server.stderr().matches(needle).count() < count {
+        assert!(
+            Instant::now() < deadline,
+            "stderr never held {count} x {needle:?}:\n{}",
+            server.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Writes `text` to `dir/name`, e.g. a plugin's manifest (`hostile.toml`).
 pub fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);

@@ -18,6 +18,12 @@
 //! already hold the old one finish on it. The catalog starts out not ready
 //! (while the first load runs) and tells subscribers when it becomes ready
 //! and whenever the served tool list changes.
+//!
+//! # Loading
+//! Every load, at startup and at reload, goes through [`load_all`], which
+//! checks each plugin's files against the folder's `corral.lock` before
+//! loading exactly the bytes it checked: a pinned file that changed is a
+//! load failure naming the file and where it was pulled from.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -29,7 +35,8 @@ use arc_swap::ArcSwap;
 use tokio::sync::watch;
 
 use crate::reports::Reports;
-use corral_sandbox::{Plugin, Sandbox, is_valid_tool_name};
+use corral_registry::lock::Lock;
+use corral_sandbox::{Plugin, PluginFiles, Sandbox, is_valid_tool_name};
 use corral_tool::{LogLevel, ToolDef};
 
 /// Where a served tool name leads.
@@ -220,17 +227,20 @@ pub fn plugin_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Loads the plugins at `paths` in parallel; each result with its path, in
-/// the order of `paths`.
+/// Loads the plugins at `paths` in parallel, each only if its files are
+/// what `lock` pins (a file the lock does not list passes); each result
+/// with its path, in the order of `paths`.
 pub async fn load_all(
     sandbox: &Arc<Sandbox>,
+    lock: &Arc<Lock>,
     paths: Vec<PathBuf>,
 ) -> Vec<(PathBuf, Result<Plugin>)> {
     let mut loading = tokio::task::JoinSet::new();
     for (index, path) in paths.into_iter().enumerate() {
         let sandbox = sandbox.clone();
+        let lock = lock.clone();
         loading.spawn(async move {
-            let result = Plugin::load(&sandbox, &path).await;
+            let result = load_pinned(&sandbox, &lock, &path).await;
             (index, path, result)
         });
     }
@@ -250,6 +260,24 @@ pub async fn load_all(
         .collect()
 }
 
+/// Loads the plugin at `path` after checking its files against `lock`.
+/// The files are read once, so what is compiled and parsed is exactly what
+/// was checked: a file swapped between the check and the load cannot slip
+/// through.
+async fn load_pinned(sandbox: &Arc<Sandbox>, lock: &Lock, path: &Path) -> Result<Plugin> {
+    let files = PluginFiles::read(path).await?;
+    let file_name = path
+        .file_name()
+        .map(|name| name.to_string_lossy())
+        .unwrap_or_default();
+    lock.check(
+        &file_name,
+        &files.wasm,
+        files.manifest.as_deref().map(str::as_bytes),
+    )?;
+    Plugin::load_from(sandbox, path, files).await
+}
+
 /// A folder's plugins as loaded.
 #[derive(Debug)]
 pub struct LoadedDir {
@@ -259,13 +287,20 @@ pub struct LoadedDir {
     pub failed: Vec<PathBuf>,
 }
 
-/// Loads every plugin in `dir` in parallel. A plugin that fails to load is
-/// reported, naming the file and the reason, and left out.
-pub async fn load_dir(sandbox: &Arc<Sandbox>, dir: &Path, reports: &Reports) -> Result<LoadedDir> {
+/// Loads every plugin in `dir` in parallel, checked against `lock` (the
+/// folder's `corral.lock`, read by the caller, for whom a lock that cannot
+/// be read is fatal). A plugin that fails to load, or differs from what the
+/// lock pins, is reported, naming the file and the reason, and left out.
+pub async fn load_dir(
+    sandbox: &Arc<Sandbox>,
+    dir: &Path,
+    lock: Lock,
+    reports: &Reports,
+) -> Result<LoadedDir> {
     let files = plugin_files(dir)?;
     let mut plugins = Vec::new();
     let mut failed = Vec::new();
-    for (path, result) in load_all(sandbox, files).await {
+    for (path, result) in load_all(sandbox, &Arc::new(lock), files).await {
         match result {
             Ok(plugin) => plugins.push(Arc::new(plugin)),
             Err(err) => {

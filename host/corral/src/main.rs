@@ -16,6 +16,7 @@ use corral::reload;
 use corral::reports::Reports;
 use corral::scaffold::{self, Language, Sdk};
 use corral_mcp::{self as mcp, Revision, ServerOptions, ToolHost};
+use corral_registry::lock::Lock;
 use corral_sandbox::imports::Verdict;
 use corral_sandbox::units::human_bytes;
 use corral_sandbox::{Inspection, Sandbox, SandboxOptions, cache};
@@ -559,8 +560,11 @@ async fn load(sandbox: &Arc<Sandbox>, dir: &Path) -> Result<(FolderHost, Vec<Pat
     if !dir.is_dir() {
         bail!("{} is not a folder", dir.display());
     }
+    // A lock that cannot be read stops the command: serving the folder
+    // without checking what it pins would defeat it.
+    let lock = Lock::read(dir)?;
     let reports = Arc::new(Reports::default());
-    let loaded = catalog::load_dir(sandbox, dir, &reports).await?;
+    let loaded = catalog::load_dir(sandbox, dir, lock, &reports).await?;
     let host = FolderHost {
         catalog: Arc::new(Catalog::new(loaded.snapshot)),
         reports,

@@ -9,8 +9,15 @@
 //! plugin (`NAME.wasm`). Every new snapshot re-applies the catalog's
 //! collision rule across all plugins, and clients hear of it only when the
 //! tool list they see changed.
+//!
+//! Each batch reads the folder's `corral.lock` once and loads only files
+//! that match what it pins; a changed file is a load failure like any
+//! other. A change to the lock itself reconsiders every plugin, since it
+//! may pin, unpin or re-pin any of them; a lock that cannot be read leaves
+//! the snapshot as it is until the lock is fixed.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -21,6 +28,7 @@ use tokio::task::JoinHandle;
 use crate::catalog::{self, Catalog, Snapshot};
 use crate::reports::Reports;
 use crate::watch::{self, Batch, FolderWatcher};
+use corral_registry::lock::{LOCK_FILE, Lock};
 use corral_sandbox::{Plugin, Sandbox};
 use corral_tool::LogLevel;
 
@@ -40,7 +48,8 @@ pub struct Outcome {
     pub loaded: Vec<String>,
     /// Plugins taken out because their file is gone.
     pub removed: Vec<String>,
-    /// Files that failed to load (a previous version, if any, still serves).
+    /// Files that failed to load (a previous version, if any, still serves);
+    /// `corral.lock` when the lock could not be read (nothing changed).
     pub failed: Vec<String>,
     /// Whether the served tool list changed (and subscribers were told).
     pub tools_changed: bool,
@@ -71,7 +80,9 @@ impl Drop for Reloading {
 /// background (the catalog becomes ready when it ends), then, if `watch`,
 /// every change to the folder is applied as it comes, with what happened
 /// told to `reports`. When the watcher cannot start, the folder is served
-/// as first loaded, with a warning. Must be called inside a tokio runtime.
+/// as first loaded, with a warning. A `corral.lock` that cannot be read is
+/// an error here, before anything is served: serving the folder unchecked
+/// would defeat it. Must be called inside a tokio runtime.
 pub fn start(
     sandbox: Arc<Sandbox>,
     dir: &Path,
@@ -80,6 +91,7 @@ pub fn start(
     watch: bool,
 ) -> Result<Reloading> {
     let reloader = Reloader::new(sandbox, dir, catalog, reports)?;
+    let lock = Lock::read(&reloader.dir)?;
     // Watch before the first scan, so that no change falls between the two.
     let (watcher, batches) = if watch {
         match watch::watch(&reloader.dir, watch::QUIET) {
@@ -92,7 +104,7 @@ pub fn start(
     } else {
         (None, None)
     };
-    let task = tokio::spawn(reloader.run(batches));
+    let task = tokio::spawn(reloader.run(lock, batches));
     Ok(Reloading { watcher, task })
 }
 
@@ -121,9 +133,10 @@ impl Reloader {
         &self.dir
     }
 
-    /// The first load, then every batch until the watcher stops.
-    pub async fn run(self, batches: Option<mpsc::Receiver<Batch>>) {
-        self.load_initial().await;
+    /// The first load, checked against `lock` (the folder's, read at
+    /// startup), then every batch until the watcher stops.
+    pub async fn run(self, lock: Lock, batches: Option<mpsc::Receiver<Batch>>) {
+        self.load_initial(lock).await;
         let Some(mut batches) = batches else { return };
         while let Some(mut batch) = batches.recv().await {
             // Batches that queued up during the last reload are one reload.
@@ -135,10 +148,11 @@ impl Reloader {
         }
     }
 
-    /// Loads every plugin in the folder in parallel and publishes the first
-    /// snapshot, which makes the catalog ready even if nothing loaded.
-    pub async fn load_initial(&self) {
-        let snapshot = catalog::load_dir(&self.sandbox, &self.dir, &self.reports)
+    /// Loads every plugin in the folder in parallel, checked against
+    /// `lock`, and publishes the first snapshot, which makes the catalog
+    /// ready even if nothing loaded.
+    pub async fn load_initial(&self, lock: Lock) {
+        let snapshot = catalog::load_dir(&self.sandbox, &self.dir, lock, &self.reports)
             .await
             .map(|loaded| loaded.snapshot)
             .unwrap_or_else(|err| {
@@ -148,16 +162,33 @@ impl Reloader {
         self.catalog.publish(snapshot);
     }
 
-    /// Applies one batch of changes: loads what was added or changed,
-    /// removes what is gone, and publishes the result as one snapshot.
+    /// Applies one batch of changes: loads what was added or changed (if
+    /// it matches the folder's lock), removes what is gone, and publishes
+    /// the result as one snapshot.
     pub async fn apply(&self, batch: &Batch) -> Outcome {
+        let mut outcome = Outcome::default();
+        // Read once per batch: every file of the batch is checked against
+        // the same lock.
+        let lock = match Lock::read(&self.dir) {
+            Ok(lock) => Arc::new(lock),
+            Err(err) => {
+                // Nothing is loaded or removed: with no lock to check
+                // against, the snapshot that serves stays as it is. The
+                // lock's next change reconsiders every plugin.
+                self.reports.report(
+                    LogLevel::Error,
+                    format!("{err}; the plugins keep serving as they were"),
+                );
+                outcome.failed.push(LOCK_FILE.to_owned());
+                return outcome;
+            }
+        };
         let current = self.catalog.snapshot();
         let mut plugins: BTreeMap<PathBuf, Arc<Plugin>> = current
             .plugins()
             .iter()
             .map(|plugin| (plugin.path().to_owned(), plugin.clone()))
             .collect();
-        let mut outcome = Outcome::default();
         let mut to_load = Vec::new();
         for path in self.targets(batch, &plugins) {
             if path.is_file() {
@@ -170,7 +201,7 @@ impl Reloader {
                 outcome.removed.push(file_name(&path));
             }
         }
-        for (path, result) in catalog::load_all(&self.sandbox, to_load).await {
+        for (path, result) in catalog::load_all(&self.sandbox, &lock, to_load).await {
             match result {
                 Ok(plugin) => {
                     self.reports.report(
@@ -217,8 +248,9 @@ impl Reloader {
     }
 
     /// The plugin files a batch concerns: each changed `.wasm`, the `.wasm`
-    /// beside each changed manifest, and for a rescan every plugin file in
-    /// the folder plus every plugin served now.
+    /// beside each changed manifest, and for a rescan or a changed
+    /// `corral.lock` every plugin file in the folder plus every plugin
+    /// served now.
     fn targets(
         &self,
         batch: &Batch,
@@ -240,7 +272,13 @@ impl Reloader {
                 _ => {}
             }
         }
-        if batch.rescan {
+        // The lock may have pinned, unpinned or re-pinned any file: those
+        // it lists are in the folder or served, so a rescan covers them.
+        let lock_changed = batch
+            .paths
+            .iter()
+            .any(|path| path.file_name() == Some(OsStr::new(LOCK_FILE)));
+        if batch.rescan || lock_changed {
             match catalog::plugin_files(&self.dir) {
                 Ok(files) => targets.extend(files),
                 Err(err) => tracing::error!("rescanning: {err:#}"),

@@ -3,10 +3,11 @@
 //!
 //! Editors, `cp` and `cargo build` write a file in several steps, and each
 //! step is an event. The watcher collects events until the folder has been
-//! quiet for a moment, then hands over the set of plugin files (`*.wasm`) and
-//! manifests (`*.toml`) they touched, so that one change means one reload.
-//! Other names (temporary files, editor backups) are ignored; a file renamed
-//! into place shows up under its final name.
+//! quiet for a moment, then hands over the set of plugin files (`*.wasm`),
+//! manifests (`*.toml`) and `corral.lock` they touched, so that one change
+//! means one reload. Other names (temporary files such as `corral pull`'s
+//! `.NAME.wasm.part`, editor backups) are ignored; a file renamed into
+//! place shows up under its final name.
 //!
 //! Where the platform reports that a writer closed a file (inotify does), a
 //! file still open for writing keeps the batch waiting a while longer, so
@@ -15,6 +16,7 @@
 //! write's event triggers another batch.
 
 use std::collections::BTreeSet;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -23,6 +25,8 @@ use notify::event::{AccessKind, AccessMode, EventKind, ModifyKind};
 use notify::{Event, RecursiveMode, Watcher as _};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
+
+use corral_registry::lock::LOCK_FILE;
 
 /// How long the folder must be quiet before a batch is handed over.
 pub const QUIET: Duration = Duration::from_millis(120);
@@ -33,7 +37,7 @@ pub const OPEN_FOR_WRITING: Duration = Duration::from_secs(2);
 /// Whether the platform's watcher reports a writer closing a file.
 const REPORTS_CLOSE_WRITE: bool = cfg!(any(target_os = "linux", target_os = "android"));
 
-/// Plugin files and manifests that changed, by full path. A path may name a
+/// Plugin files, manifests and the lock that changed, by full path. A path may name a
 /// file that no longer exists (it was deleted or renamed away).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Batch {
@@ -183,10 +187,12 @@ impl Debouncer {
     }
 }
 
-/// Plugin files and manifests: names ending in `.wasm` or `.toml`.
+/// Plugin files and manifests (names ending in `.wasm` or `.toml`), and
+/// the folder's `corral.lock`, which decides whether they may load.
 pub fn is_watched_name(path: &Path) -> bool {
     path.extension()
         .is_some_and(|ext| ext == "wasm" || ext == "toml")
+        || path.file_name() == Some(OsStr::new(LOCK_FILE))
 }
 
 #[cfg(test)]
@@ -281,6 +287,28 @@ mod tests {
         assert_eq!(
             debouncer.take().paths.into_iter().collect::<Vec<_>>(),
             [PathBuf::from("/p/new.wasm")]
+        );
+    }
+
+    #[test]
+    fn the_lock_counts_and_the_temporary_files_of_a_pull_do_not() {
+        let mut debouncer = Debouncer::new(QUIET);
+        let now = Instant::now();
+        for temporary in [
+            "/p/.calc.wasm.part",
+            "/p/.calc.toml.part",
+            "/p/.corral.lock.part",
+        ] {
+            debouncer.add(&event(EventKind::Create(CreateKind::File), temporary), now);
+        }
+        assert_eq!(debouncer.deadline(), None);
+        let rename = Event::new(EventKind::Modify(ModifyKind::Name(RenameMode::Both)))
+            .add_path("/p/.corral.lock.part".into())
+            .add_path("/p/corral.lock".into());
+        debouncer.add(&rename, now);
+        assert_eq!(
+            debouncer.take().paths.into_iter().collect::<Vec<_>>(),
+            [PathBuf::from("/p/corral.lock")]
         );
     }
 

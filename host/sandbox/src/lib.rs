@@ -41,5 +41,7 @@ pub use bindings::Contract;
 pub use limits::Limits;
 pub use manifest::{Manifest, ManifestError};
 pub use metadata::{is_valid_tool_name, printable};
-pub use plugin::{ComponentShape, Inspection, Plugin, component_shape, inspect, plugin_name};
+pub use plugin::{
+    ComponentShape, Inspection, Plugin, PluginFiles, component_shape, inspect, plugin_name,
+};
 pub use sandbox::{Failure, PLUGIN_TARGET, Sandbox, SandboxOptions, engine_config};

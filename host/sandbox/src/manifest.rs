@@ -120,11 +120,26 @@ impl Manifest {
 
     /// Reads the manifest beside `plugin`, or the defaults when there is none.
     pub fn for_plugin(plugin: &Path) -> Result<Manifest, ManifestError> {
+        let text = Self::read_text(plugin)?;
+        Self::from_text(plugin, text.as_deref())
+    }
+
+    /// The text of the manifest beside `plugin`; `None` when it has none.
+    pub fn read_text(plugin: &Path) -> Result<Option<String>, ManifestError> {
         let path = Self::path_for(plugin);
         match std::fs::read_to_string(&path) {
-            Ok(text) => Self::parse(&text, &path),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Manifest::default()),
+            Ok(text) => Ok(Some(text)),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(error) => Err(ManifestError::Unreadable { path, error }),
+        }
+    }
+
+    /// The manifest of `plugin` from `text`, its manifest's text as read
+    /// already (`None`: it has none, so the defaults).
+    pub fn from_text(plugin: &Path, text: Option<&str>) -> Result<Manifest, ManifestError> {
+        match text {
+            Some(text) => Self::parse(text, &Self::path_for(plugin)),
+            None => Ok(Manifest::default()),
         }
     }
 

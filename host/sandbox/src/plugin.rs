@@ -54,17 +54,50 @@ impl std::fmt::Debug for Plugin {
     }
 }
 
+/// A plugin's files as read once from disk: the component's bytes and its
+/// manifest's text. Whoever checks them (against a lock's digests, say)
+/// then loads exactly what it checked, with no window for the files to
+/// change in between.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PluginFiles {
+    /// The `.wasm` file's bytes.
+    pub wasm: Vec<u8>,
+    /// The text of the manifest beside it (`NAME.toml`); `None` when there
+    /// is none.
+    pub manifest: Option<String>,
+}
+
+impl PluginFiles {
+    /// Reads the plugin file at `path` and the manifest beside it.
+    pub async fn read(path: &Path) -> Result<PluginFiles> {
+        let wasm = tokio::fs::read(path).await.context("reading the file")?;
+        let manifest = Manifest::read_text(path)?;
+        Ok(PluginFiles { wasm, manifest })
+    }
+}
+
 impl Plugin {
     /// Loads the component at `path`. Every failure names the step that failed.
     pub async fn load(sandbox: &Arc<Sandbox>, path: &Path) -> Result<Plugin> {
+        let files = PluginFiles::read(path).await?;
+        Plugin::load_from(sandbox, path, files).await
+    }
+
+    /// Loads the plugin at `path` from `files`, its files as already read:
+    /// nothing is read from disk again.
+    pub async fn load_from(
+        sandbox: &Arc<Sandbox>,
+        path: &Path,
+        files: PluginFiles,
+    ) -> Result<Plugin> {
         let started = Instant::now();
         let name: Arc<str> = plugin_name(path).into();
-        let bytes = tokio::fs::read(path).await.context("reading the file")?;
+        let PluginFiles { wasm, manifest } = files;
         let compiler = sandbox.clone();
-        let component = tokio::task::spawn_blocking(move || compiler.compile(&bytes))
+        let component = tokio::task::spawn_blocking(move || compiler.compile(&wasm))
             .await?
             .context("not a valid WebAssembly component")?;
-        let manifest = Manifest::for_plugin(path)?;
+        let manifest = Manifest::from_text(path, manifest.as_deref())?;
         let contract = Contract::of(sandbox.engine(), &component)?;
         imports::check(sandbox.engine(), &component, &manifest)?;
         let pre = sandbox
@@ -504,20 +537,24 @@ pub fn component_shape(sandbox: &Sandbox, bytes: &[u8]) -> Result<ComponentShape
 /// Inspects the plugin at `path`: its imports, the authority its manifest
 /// grants, and its tools (loading it as `serve` would).
 pub async fn inspect(sandbox: &Arc<Sandbox>, path: &Path) -> Result<Inspection> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    // Read once: the report and the load describe the same files.
+    let files = PluginFiles::read(path)
+        .await
+        .with_context(|| format!("cannot inspect {}", path.display()))?;
+    let bytes = files.wasm.len() as u64;
     let component = sandbox
-        .compile(&bytes)
+        .compile(&files.wasm)
         .context("not a valid WebAssembly component")?;
-    let manifest = Manifest::for_plugin(path)?;
+    let manifest = Manifest::from_text(path, files.manifest.as_deref())?;
     let imports = imports::review(sandbox.engine(), &component, &manifest);
     let contract = Contract::of(sandbox.engine(), &component).map_err(|err| err.to_string());
-    let tools = Plugin::load(sandbox, path)
+    let tools = Plugin::load_from(sandbox, path, files)
         .await
         .map(|plugin| plugin.tools().cloned().collect())
         .map_err(|err| format!("{err:#}"));
     Ok(Inspection {
         name: plugin_name(path),
-        bytes: bytes.len() as u64,
+        bytes,
         manifest,
         contract,
         imports,
