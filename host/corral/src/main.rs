@@ -361,9 +361,10 @@ fn author(command: Authoring) -> ExitCode {
 /// watcher) log warnings and errors only, so that `--log-level debug`
 /// shows Corral and its plugins, not the engine's internals. A full filter
 /// (`--log-level wasmtime=debug`, or RUST_LOG) reaches anything.
-const OWN_LOG_TARGETS: [&str; 5] = [
+const OWN_LOG_TARGETS: [&str; 6] = [
     "corral",
     "corral_mcp",
+    "corral_registry",
     "corral_sandbox",
     "corral_tool",
     corral_sandbox::PLUGIN_TARGET,
