@@ -534,11 +534,41 @@ async fn run(
         Command::Inspect { file } => {
             let inspection = corral_sandbox::inspect(&sandbox, &file).await?;
             print_inspection(&inspection);
-            Ok(if inspection.tools.is_ok() {
+            let pinned = print_pin(&file).await?;
+            Ok(if inspection.tools.is_ok() && pinned {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE
             })
+        }
+    }
+}
+
+/// For `inspect`: where the plugin was pulled from, if its folder's lock
+/// lists it, and whether it still matches; false when it does not.
+async fn print_pin(file: &Path) -> Result<bool> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let lock = corral_registry::lock::Lock::read(dir)?;
+    let name = file.file_name().unwrap_or_default().to_string_lossy();
+    let Some(entry) = lock.plugins.get(name.as_ref()) else {
+        println!("pinned   no: not pulled, or not listed in corral.lock");
+        return Ok(true);
+    };
+    let files = corral_sandbox::PluginFiles::read(file).await?;
+    let signer = match &entry.signer {
+        Some(fingerprint) => format!("signed by {fingerprint}"),
+        None => "signature not verified".to_owned(),
+    };
+    println!("pinned   {}@{} ({signer})", entry.reference, entry.digest);
+    match lock.check(
+        &name,
+        &files.wasm,
+        files.manifest.as_deref().map(str::as_bytes),
+    ) {
+        Ok(()) => Ok(true),
+        Err(mismatch) => {
+            println!("         REFUSED: {mismatch}");
+            Ok(false)
         }
     }
 }

@@ -120,17 +120,20 @@ pub struct Mismatch {
 
 impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = |digest: &Option<String>| match digest {
-            Some(digest) => format!("as {digest}"),
+        let digest = |digest: &Option<String>| match digest {
+            Some(digest) => digest.clone(),
             None => "absent".to_owned(),
+        };
+        let pulled = match &self.expected {
+            Some(expected) => format!("as {expected}"),
+            None => "without one".to_owned(),
         };
         write!(
             f,
-            "{} does not match {LOCK_FILE}: pulled from {} {}, it is now {}; pull it again, or remove its entry from {LOCK_FILE} to serve it unpinned",
+            "{} does not match {LOCK_FILE}: pulled from {} {pulled}, it is now {}; pull it again, or remove its entry from {LOCK_FILE} to serve it unpinned",
             self.what,
             self.reference,
-            state(&self.expected),
-            state(&self.found),
+            digest(&self.found),
         )
     }
 }
