@@ -350,6 +350,13 @@ fn lock_entry(dir: &Path, file: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// `entry[key]`, failing with the whole entry when it is missing.
+fn field<'a>(entry: &'a BTreeMap<String, String>, key: &str) -> &'a str {
+    entry
+        .get(key)
+        .unwrap_or_else(|| panic!("no `{key}` in the lock entry {entry:?}"))
+}
+
 /// Every file and folder under `dir` (hidden ones included), with the
 /// bytes of the files.
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
@@ -370,20 +377,24 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
     found
 }
 
-/// A plugin folder that is not empty: textstats, pulled before (signed by
-/// `key`, so verified, and pinned in corral.lock), and a hidden file, so
-/// that "the folder is unchanged" says something.
-fn populated_folder(fx: &Fixture, key: &Path, public: &Path) -> PathBuf {
+/// A registry, a key pair ("mine") and a plugin folder that is not empty:
+/// textstats, pulled before (signed, so verified, and pinned in
+/// corral.lock), and a hidden file, so that "the folder is unchanged" says
+/// something. Returns the fixture, the key, the public key and the folder.
+fn populated() -> (Fixture, PathBuf, PathBuf, PathBuf) {
+    let fx = Fixture::new();
+    let (key, public, _) = fx.keygen("mine");
     let pinned = fx.push(
         &fx.plugin("textstats", None),
         "earlier/textstats:1",
-        Some(key),
+        Some(&key),
     );
     let dir = fx.folder("plugins");
     std::fs::write(dir.join(".hidden"), "kept as it is\n").unwrap();
-    fx.pull(&pinned, &dir, &["--verify-key", text(public)]).ok();
+    fx.pull(&pinned, &dir, &["--verify-key", text(&public)])
+        .ok();
     assert!(dir.join("corral.lock").is_file());
-    dir
+    (fx, key, public, dir)
 }
 
 /// `corral pull REF DIR ARGS` must exit 1 naming `reference` and every one
@@ -515,16 +526,16 @@ fn a_signed_push_pulls_by_tag_and_by_digest_and_serves() {
             GRANTING_MANIFEST
         );
         let entry = lock_entry(dir, "calc.wasm");
-        assert_eq!(&entry["reference"], reference, "{entry:?}");
-        assert_eq!(entry["digest"], digest_of(&pinned), "{entry:?}");
-        assert_eq!(entry["wasm"], sha256(&wasm), "{entry:?}");
+        assert_eq!(field(&entry, "reference"), reference, "{entry:?}");
+        assert_eq!(field(&entry, "digest"), digest_of(&pinned), "{entry:?}");
+        assert_eq!(field(&entry, "wasm"), sha256(&wasm), "{entry:?}");
         assert_eq!(
-            entry["manifest"],
+            field(&entry, "manifest"),
             sha256(GRANTING_MANIFEST.as_bytes()),
             "{entry:?}"
         );
-        assert_eq!(entry["signer"], fingerprint, "{entry:?}");
-        assert!(entry["pulled"].len() >= 20, "{entry:?}");
+        assert_eq!(field(&entry, "signer"), fingerprint, "{entry:?}");
+        assert!(field(&entry, "pulled").len() >= 20, "{entry:?}");
     }
 
     let listed = corral(&["list", text(&a)]).ok();
@@ -713,7 +724,8 @@ fn standard_signatures_keys_and_artifacts_work_in_corral() {
     let dir = fx.folder("many");
     fx.pull(&pinned, &dir, &["--verify-key", text(&py_pub)])
         .ok();
-    assert!(lock_entry(&dir, "calc.wasm")["signer"].starts_with("sha256:"));
+    let entry = lock_entry(&dir, "calc.wasm");
+    assert!(field(&entry, "signer").starts_with("sha256:"), "{entry:?}");
 
     // One signature per artifact, until both a low-S and a high-S one were
     // accepted on their own (about half of random ECDSA signatures are
@@ -784,7 +796,8 @@ fn standard_signatures_keys_and_artifacts_work_in_corral() {
     let installed = std::fs::read(dir.join("textstats.wasm"))
         .expect("installed as textstats.wasm (the repository's name)");
     assert!(installed == std::fs::read(example("textstats")).unwrap());
-    assert_eq!(lock_entry(&dir, "textstats.wasm")["digest"], digest.trim());
+    let entry = lock_entry(&dir, "textstats.wasm");
+    assert_eq!(field(&entry, "digest"), digest.trim(), "{entry:?}");
     let listed = corral(&["list", text(&dir)]).ok();
     assert!(
         listed.stdout.contains("analyze_text"),
@@ -796,10 +809,8 @@ fn standard_signatures_keys_and_artifacts_work_in_corral() {
 /// (a) Signed by another key.
 #[test]
 fn a_pull_signed_by_another_key_is_refused() {
-    let fx = Fixture::new();
-    let (key, public, _) = fx.keygen("mine");
+    let (fx, _, public, dir) = populated();
     let (other_key, _, other_fingerprint) = fx.keygen("theirs");
-    let dir = populated_folder(&fx, &key, &public);
     let pinned = fx.push(&fx.plugin("calc", None), "demo/calc:1", Some(&other_key));
     let by_tag = fx.reference("demo/calc:1");
     let run = refused_unchanged(
@@ -829,9 +840,7 @@ fn a_pull_signed_by_another_key_is_refused() {
 /// (b) Not signed at all, with a key to verify.
 #[test]
 fn an_unsigned_pull_with_a_key_is_refused() {
-    let fx = Fixture::new();
-    let (key, public, _) = fx.keygen("mine");
-    let dir = populated_folder(&fx, &key, &public);
+    let (fx, _, public, dir) = populated();
     fx.push(&fx.plugin("calc", None), "demo/calc:1", None);
     let reference = fx.reference("demo/calc:1");
     refused_unchanged(
@@ -847,9 +856,7 @@ fn an_unsigned_pull_with_a_key_is_refused() {
 /// length and at another length: the download does not match its digest.
 #[test]
 fn a_tampered_blob_is_refused() {
-    let fx = Fixture::new();
-    let (key, public, _) = fx.keygen("mine");
-    let dir = populated_folder(&fx, &key, &public);
+    let (fx, key, public, dir) = populated();
     let source = fx.plugin("calc", None);
     let pinned = fx.push(&source, "demo/calc:1", Some(&key));
     let layer = fx.layer("demo/calc", "1");
@@ -891,10 +898,8 @@ fn a_tampered_blob_is_refused() {
 /// artifact there, signed by someone else.
 #[test]
 fn a_pull_of_a_wrong_digest_is_refused() {
-    let fx = Fixture::new();
-    let (key, public, _) = fx.keygen("mine");
+    let (fx, key, public, dir) = populated();
     let (other_key, _, _) = fx.keygen("theirs");
-    let dir = populated_folder(&fx, &key, &public);
     fx.push(&fx.plugin("calc", None), "demo/calc:1", Some(&key));
     let unknown = fx.reference(&format!("demo/calc@{}", sha256(b"something else")));
     refused_unchanged(
@@ -921,9 +926,7 @@ fn a_pull_of_a_wrong_digest_is_refused() {
 /// (e) Nothing listens at the registry's address: a prompt, clear failure.
 #[test]
 fn an_unreachable_registry_fails_promptly() {
-    let fx = Fixture::new();
-    let (key, public, _) = fx.keygen("mine");
-    let dir = populated_folder(&fx, &key, &public);
+    let (fx, _, public, dir) = populated();
     let port = {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap().port()
@@ -943,9 +946,7 @@ fn an_unreachable_registry_fails_promptly() {
 /// a terminal.
 #[test]
 fn grants_without_consent_are_refused() {
-    let fx = Fixture::new();
-    let (key, public, _) = fx.keygen("mine");
-    let dir = populated_folder(&fx, &key, &public);
+    let (fx, key, public, dir) = populated();
     let pinned = fx.push(
         &fx.plugin("calc", Some(GRANTING_MANIFEST)),
         "demo/calc:1",
@@ -971,9 +972,7 @@ fn grants_without_consent_are_refused() {
 /// replaced without --force.
 #[test]
 fn an_unrelated_plugin_is_not_replaced_without_force() {
-    let fx = Fixture::new();
-    let (key, public, _) = fx.keygen("mine");
-    let dir = populated_folder(&fx, &key, &public);
+    let (fx, key, public, dir) = populated();
     std::fs::copy(example("sketch"), dir.join("calc.wasm")).unwrap();
     let pinned = fx.push(&fx.plugin("calc", None), "demo/calc:1", Some(&key));
     refused_unchanged(
@@ -1152,6 +1151,11 @@ fn cutting_proxy(upstream: String, digest: String) -> (String, Seen) {
     (addr, seen)
 }
 
+/// Whether the request line is a GET of the blob `digest`.
+fn is_blob_get(request_line: &str, digest: &str) -> bool {
+    request_line.starts_with("GET ") && request_line.contains(&format!("/blobs/{digest}"))
+}
+
 /// One connection of [`cutting_proxy`]: one request, one response.
 fn proxy_one(client: TcpStream, upstream: &str, digest: &str, seen: &Seen) {
     let mut reader = BufReader::new(client.try_clone().unwrap());
@@ -1171,18 +1175,14 @@ fn proxy_one(client: TcpStream, upstream: &str, digest: &str, seen: &Seen) {
             headers.push((name.trim().to_string(), value.trim().to_string()));
         }
     }
-    let is_blob =
-        request_line.starts_with("GET ") && request_line.contains(&format!("/blobs/{digest}"));
     let first_blob_get = {
         let mut seen = seen.lock().unwrap();
         let before = seen
             .iter()
-            .filter(|(line, _)| {
-                line.starts_with("GET ") && line.contains(&format!("/blobs/{digest}"))
-            })
+            .filter(|(line, _)| is_blob_get(line, digest))
             .count();
         seen.push((request_line.trim_end().to_string(), headers.clone()));
-        is_blob && before == 0
+        is_blob_get(&request_line, digest) && before == 0
     };
     let mut forwarded = request_line.clone();
     let mut length = 0;
@@ -1240,7 +1240,7 @@ fn a_broken_download_resumes_where_it_stopped() {
     let seen = seen.lock().unwrap();
     let blob_gets: Vec<_> = seen
         .iter()
-        .filter(|(line, _)| line.starts_with("GET ") && line.contains(&format!("/blobs/{digest}")))
+        .filter(|(line, _)| is_blob_get(line, &digest))
         .collect();
     assert!(
         blob_gets.len() >= 2,
