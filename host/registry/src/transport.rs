@@ -485,6 +485,19 @@ impl Registry {
                     },
                 }
             }
+            // Some oci-client calls (`blob_exists`: the HEAD before every
+            // upload) turn an HTTP status into a reqwest error: a 401 there
+            // is the registry asking for credentials all the same.
+            OciDistributionError::RequestError(ref request)
+                if matches!(request.status().map(|s| s.as_u16()), Some(401 | 403)) =>
+            {
+                unauthorized
+            }
+            OciDistributionError::RequestError(ref request)
+                if request.status().is_some_and(|s| s.as_u16() == 404) =>
+            {
+                not_found
+            }
             OciDistributionError::RequestError(ref request)
                 if request.is_connect() || request.is_timeout() =>
             {
