@@ -992,7 +992,6 @@ fn an_unrelated_plugin_is_not_replaced_without_force() {
 /// A pulled plugin changed on disk afterwards is refused where it is
 /// served, naming where it came from.
 #[test]
-#[ignore = "needs the serve-side lock check (issue-18-lock)"]
 fn a_pulled_plugin_changed_on_disk_is_refused_at_serve() {
     let fx = Fixture::new();
     fx.push(&fx.plugin("calc", None), "demo/calc:1", None);
