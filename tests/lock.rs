@@ -171,11 +171,7 @@ fn a_changed_added_or_removed_manifest_is_refused() {
 #[test]
 fn a_pinned_file_changed_while_serving_is_refused_until_the_lock_follows() {
     let dir = pinned_folder();
-    let mut server = Server::initialized(dir.path(), "2025-06-18");
-    assert_eq!(
-        server.result("logging/setLevel", json!({ "level": "error" })),
-        json!({})
-    );
+    let mut server = serve_logging_errors(dir.path());
     let before = server.all_tools();
     assert_eq!(first_text(&add(&mut server, 2, 3)), "5");
 
@@ -246,11 +242,7 @@ fn a_malformed_lock_stops_every_command_at_startup() {
 #[test]
 fn a_lock_broken_while_serving_is_reported_and_changes_nothing() {
     let dir = pinned_folder();
-    let mut server = Server::initialized(dir.path(), "2025-06-18");
-    assert_eq!(
-        server.result("logging/setLevel", json!({ "level": "error" })),
-        json!({})
-    );
+    let mut server = serve_logging_errors(dir.path());
     let before = server.all_tools();
 
     std::fs::write(dir.path().join("corral.lock"), "not a lock").unwrap();
@@ -277,4 +269,15 @@ fn a_lock_broken_while_serving_is_reported_and_changes_nothing() {
     let tools = server.tool_names();
     assert!(tools.contains(&"mandelbrot".to_owned()), "{tools:?}");
     assert_eq!(first_text(&add(&mut server, 2, 3)), "5");
+}
+
+/// `corral serve dir`, initialized, with the client's log level at
+/// `error`: load failures reach the client as log notifications.
+fn serve_logging_errors(dir: &Path) -> Server {
+    let mut server = Server::initialized(dir, "2025-06-18");
+    assert_eq!(
+        server.result("logging/setLevel", json!({ "level": "error" })),
+        json!({})
+    );
+    server
 }
