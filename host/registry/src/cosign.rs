@@ -40,10 +40,10 @@ pub const PAYLOAD_TYPE: &str = "cosign container image signature";
 /// At most this many layers of a signature image are checked: one
 /// artifact rarely has more than a few signatures, and whoever can push
 /// to the `.sig` tag must not make verification unbounded.
-const MAX_LAYERS: usize = 64;
+pub const MAX_LAYERS: usize = 64;
 /// A payload larger than this is skipped unchecked; cosign's are ~250
 /// bytes.
-const MAX_PAYLOAD_BYTES: usize = 64 << 10;
+pub const MAX_PAYLOAD_BYTES: usize = 64 << 10;
 /// A signature annotation longer than this cannot be a P-256 signature
 /// (at most 72 bytes of DER, 96 of base64) and is skipped undecoded.
 const MAX_SIGNATURE_CHARS: usize = 1024;

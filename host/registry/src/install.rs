@@ -22,11 +22,6 @@ use crate::progress::Progress;
 use crate::reference::{Reference, at_tag};
 use crate::transport::Registry;
 
-/// Signature layers read at most: a signature manifest may hold many
-/// signers, but not unbounded work.
-const MAX_SIGNATURES: usize = 64;
-/// A simple-signing payload is ~250 bytes; larger ones are not read.
-const MAX_PAYLOAD_BYTES: u64 = 64 << 10;
 
 /// The key a pull must be signed by.
 pub struct TrustedKey<'a> {
@@ -122,13 +117,16 @@ async fn verify(
     let manifest: OciImageManifest = serde_json::from_slice(&manifest).map_err(|err| {
         anyhow!("{given}: the signature manifest {at} is not an OCI manifest ({err})")
     })?;
-    let mut layers = Vec::new();
-    for layer in manifest
+    // Only the newest signatures are read (cosign appends), as many as
+    // `cosign::verify` checks, and no payload larger than it reads.
+    let signed: Vec<_> = manifest
         .layers
         .iter()
         .filter(|layer| layer.media_type == SIMPLE_SIGNING_MEDIA_TYPE)
-        .take(MAX_SIGNATURES)
-    {
+        .collect();
+    let max_payload = cosign::MAX_PAYLOAD_BYTES as u64;
+    let mut layers = Vec::new();
+    for layer in &signed[signed.len().saturating_sub(cosign::MAX_LAYERS)..] {
         let Some(signature) = layer
             .annotations
             .as_ref()
@@ -136,10 +134,10 @@ async fn verify(
         else {
             continue;
         };
-        if layer.size < 0 || layer.size as u64 > MAX_PAYLOAD_BYTES {
+        if layer.size < 0 || layer.size as u64 > max_payload {
             continue;
         }
-        let payload = registry.blob(&at, layer, MAX_PAYLOAD_BYTES).await?;
+        let payload = registry.blob(&at, layer, max_payload).await?;
         layers.push(SignatureLayer {
             payload,
             signature: signature.clone(),
