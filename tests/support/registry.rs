@@ -8,7 +8,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc::channel;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -52,6 +52,13 @@ impl Registry {
         Registry::start_inner(None)
     }
 
+    /// A registry anyone may use that speaks only HTTPS, with the server
+    /// certificate `cert` and its key `key` (PEM files). [`Registry::get`]
+    /// speaks plain HTTP, so it cannot talk to this one.
+    pub fn start_tls(cert: &Path, key: &Path) -> Registry {
+        Registry::start_configured(None, Some((cert, key)))
+    }
+
     /// A registry that asks for HTTP basic auth (an htpasswd file with one
     /// user) on every request.
     pub fn start_with_auth(user: &str, password: &str) -> Registry {
@@ -59,6 +66,13 @@ impl Registry {
     }
 
     fn start_inner(credentials: Option<(String, String)>) -> Registry {
+        Registry::start_configured(credentials, None)
+    }
+
+    fn start_configured(
+        credentials: Option<(String, String)>,
+        tls: Option<(&Path, &Path)>,
+    ) -> Registry {
         let binary = run_setup("tests/registry/setup-registry")
             .first()
             .expect("the docker-registry binary")
@@ -72,8 +86,14 @@ impl Registry {
              log: {{ level: info, accesslog: {{ disabled: true }} }}\n\
              storage: {{ filesystem: {{ rootdirectory: \"{}\" }}, delete: {{ enabled: true }} }}\n\
              # Port 0: the registry logs the port it got.\n\
-             http: {{ addr: \"127.0.0.1:0\", secret: corral-test }}\n",
-            root.display()
+             http: {{ addr: \"127.0.0.1:0\", secret: corral-test{} }}\n",
+            root.display(),
+            tls.map(|(cert, key)| format!(
+                ", tls: {{ certificate: \"{}\", key: \"{}\" }}",
+                cert.display(),
+                key.display()
+            ))
+            .unwrap_or_default()
         );
         if let Some((user, password)) = &credentials {
             let htpasswd = dir.path().join("htpasswd");
@@ -106,7 +126,7 @@ impl Registry {
             .unwrap_or_else(|err| panic!("starting {binary}: {err}"));
 
         // The log goes to stderr; the line `listening on 127.0.0.1:PORT`
-        // names the port. Keep draining stderr after it, or the registry
+        // (`listening on 127.0.0.1:PORT, tls` with TLS) names the port. Keep draining stderr after it, or the registry
         // would block on a full pipe.
         let log = Arc::new(Mutex::new(String::new()));
         let (sink, (tx, rx)) = (log.clone(), channel());
@@ -117,7 +137,7 @@ impl Registry {
                 if let Some(rest) = line.split("listening on ").nth(1) {
                     let addr: String = rest
                         .chars()
-                        .take_while(|c| !c.is_whitespace() && *c != '"')
+                        .take_while(|c| !c.is_whitespace() && *c != '"' && *c != ',')
                         .collect();
                     let _ = tx.send(addr);
                 }

@@ -49,6 +49,13 @@ pub enum TransportError {
     NotFound { what: String },
     /// The registry could not be reached, after retries.
     Unreachable { registry: String, reason: String },
+    /// The registry's TLS certificate was refused (not retried).
+    Untrusted {
+        registry: String,
+        reason: String,
+        /// Signed by an authority this machine does not trust.
+        unknown_issuer: bool,
+    },
     /// The bytes received do not hash to the digest that names them.
     DigestMismatch {
         what: String,
@@ -82,6 +89,22 @@ impl std::fmt::Display for TransportError {
             TransportError::Unreachable { registry, reason } => {
                 write!(f, "cannot reach the registry {registry}: {reason}")
             }
+            TransportError::Untrusted {
+                registry,
+                reason,
+                unknown_issuer: true,
+            } => write!(
+                f,
+                "the TLS certificate of {registry} is not signed by an authority this machine trusts ({reason}); for a registry with a private CA, add the CA to the system's trusted certificates, or name a PEM file of it in SSL_CERT_FILE"
+            ),
+            TransportError::Untrusted {
+                registry,
+                reason,
+                unknown_issuer: false,
+            } => write!(
+                f,
+                "the TLS certificate of {registry} was refused ({reason})"
+            ),
             TransportError::DigestMismatch {
                 what,
                 expected,
@@ -499,6 +522,18 @@ impl Registry {
                 not_found
             }
             OciDistributionError::RequestError(ref request)
+                if let Some(problem) = certificate_problem(request) =>
+            {
+                TransportError::Untrusted {
+                    registry: self.name.clone(),
+                    reason: problem.to_string(),
+                    unknown_issuer: matches!(
+                        problem,
+                        rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer)
+                    ),
+                }
+            }
+            OciDistributionError::RequestError(ref request)
                 if request.is_connect() || request.is_timeout() =>
             {
                 TransportError::Unreachable {
@@ -523,11 +558,13 @@ impl Registry {
 }
 
 /// Whether retrying might help: the connection failed or timed out, or
-/// the registry or a proxy said it is overloaded or failing (429, 5xx).
+/// the registry or a proxy said it is overloaded or failing (429, 5xx). A
+/// refused certificate is refused again.
 fn is_transient(err: &OciDistributionError) -> bool {
     match err {
         OciDistributionError::RequestError(err) => {
-            err.is_connect() || err.is_timeout() || err.is_body() || err.is_request()
+            (err.is_connect() || err.is_timeout() || err.is_body() || err.is_request())
+                && certificate_problem(err).is_none()
         }
         OciDistributionError::ServerError { code, .. } => *code == 429 || *code >= 500,
         OciDistributionError::RegistryError { envelope, .. } => envelope
@@ -553,6 +590,30 @@ fn error_chain(err: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+/// The certificate (or other TLS) failure behind `err`, if that is what
+/// went wrong: rustls's verdict, which sits inside an `io::Error` whose
+/// `source()` skips it, so each cause is also looked into.
+fn certificate_problem<'a>(
+    err: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a rustls::Error> {
+    let mut cause = Some(err);
+    while let Some(err) = cause {
+        let found = err.downcast_ref::<rustls::Error>().or_else(|| {
+            err.downcast_ref::<std::io::Error>()
+                .and_then(std::io::Error::get_ref)
+                .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        });
+        if let Some(
+            found @ (rustls::Error::InvalidCertificate(_) | rustls::Error::NoCertificatesPresented),
+        ) = found
+        {
+            return Some(found);
+        }
+        cause = err.source();
+    }
+    None
 }
 
 /// Drives `pushing` while copying the bytes sent into `progress`.
@@ -618,5 +679,36 @@ mod tests {
         assert!(!is_transient(&OciDistributionError::UnauthorizedError {
             url: "u".into()
         }));
+    }
+
+    /// An error whose cause is an `io::Error`, as reqwest's are.
+    #[derive(Debug)]
+    struct Wrapped(std::io::Error);
+
+    impl std::fmt::Display for Wrapped {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("client error (Connect)")
+        }
+    }
+
+    impl std::error::Error for Wrapped {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn a_refused_certificate_is_found_inside_an_io_error() {
+        let refused = Wrapped(std::io::Error::other(rustls::Error::InvalidCertificate(
+            rustls::CertificateError::UnknownIssuer,
+        )));
+        assert!(matches!(
+            certificate_problem(&refused),
+            Some(rustls::Error::InvalidCertificate(
+                rustls::CertificateError::UnknownIssuer
+            ))
+        ));
+        let unreachable = Wrapped(std::io::ErrorKind::ConnectionRefused.into());
+        assert!(certificate_problem(&unreachable).is_none());
     }
 }
