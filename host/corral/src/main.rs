@@ -377,7 +377,13 @@ fn log_filter(level: Option<&str>) -> EnvFilter {
             .iter()
             .map(|target| format!("{target}={level}"))
             .collect();
-        EnvFilter::new(format!("warn,{}", directives.join(",")))
+        // The TLS verifier logs each certificate it refuses as an error;
+        // `pull` and `push` report that failure themselves, with the reason
+        // and what to do.
+        EnvFilter::new(format!(
+            "warn,rustls_platform_verifier=off,{}",
+            directives.join(",")
+        ))
     };
     let is_plain_level = |text: &str| {
         ["error", "warn", "info", "debug", "trace"]

@@ -22,7 +22,6 @@ use crate::progress::Progress;
 use crate::reference::{Reference, at_tag};
 use crate::transport::Registry;
 
-
 /// The key a pull must be signed by.
 pub struct TrustedKey<'a> {
     pub key: &'a VerifyingKey,
