@@ -9,6 +9,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use corral_registry::artifact::{Artifact, ComponentWorld};
@@ -18,6 +19,7 @@ use corral_registry::progress::mib;
 use corral_registry::reference::{self, repository_name};
 use corral_registry::transport::{Options, Registry};
 use corral_registry::{clock, keys, publish};
+use corral_sandbox::units::human_duration;
 use corral_sandbox::{Manifest, Sandbox};
 
 use crate::grants;
@@ -28,13 +30,32 @@ use crate::scaffold;
 const PASSWORD_VARIABLE: &str = "COSIGN_PASSWORD";
 
 /// How to reach a registry, from the command line.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Access {
     /// Plain HTTP to a registry that is not on this machine.
     pub plain_http: bool,
     pub username: Option<String>,
     /// Read the password (or token) from standard input.
     pub password_stdin: bool,
+    /// How long the whole push or pull may take: a registry that answers
+    /// a byte a minute is given up on, not waited for forever.
+    pub timeout: Duration,
+}
+
+/// Runs `work` within `access.timeout`.
+async fn within<T, E>(access: &Access, work: impl Future<Output = Result<T, E>>) -> Result<T>
+where
+    anyhow::Error: From<E>,
+{
+    tokio::time::timeout(access.timeout, work)
+        .await
+        .map(|done| done.map_err(anyhow::Error::from))
+        .unwrap_or_else(|_| {
+            Err(anyhow!(
+                "gave up after {} (--timeout)",
+                human_duration(access.timeout)
+            ))
+        })
 }
 
 impl Access {
@@ -141,10 +162,13 @@ pub async fn push(
         target: None,
     };
     let artifact = Artifact::new(&file_name, wasm, manifest.as_deref(), world, &clock::now());
-    let registry = Registry::connect(&reference, &access.options()?)?;
-    let digest = publish::push(&registry, &reference, &artifact, &file_name)
-        .await
-        .with_context(|| format!("cannot push to {target}"))?;
+    let registry = Registry::connect(&reference, &access.options()?);
+    let digest = within(
+        access,
+        publish::push(&registry, &reference, &artifact, &file_name),
+    )
+    .await
+    .with_context(|| format!("cannot push to {target}"))?;
     let pinned = format!("{}@{digest}", repository_name(&reference));
     eprintln!(
         "pushed {file_name} ({}){} to {target}",
@@ -156,7 +180,7 @@ pub async fn push(
         }
     );
     if let Some((key_path, key)) = &signer {
-        let at = publish::sign(&registry, &reference, &digest, key)
+        let at = within(access, publish::sign(&registry, &reference, &digest, key))
             .await
             .with_context(|| format!("pushed {pinned}, but cannot sign it"))?;
         let fingerprint = keys::fingerprint(key.verifying_key());
@@ -197,6 +221,13 @@ pub struct PullRequest {
 /// authority it asks for. On any failure DIR is left as it was.
 pub async fn pull(request: &PullRequest, access: &Access) -> Result<PathBuf> {
     let given = request.reference.as_str();
+    pull_checked(request, access)
+        .await
+        .with_context(|| format!("cannot pull {given}"))
+}
+
+async fn pull_checked(request: &PullRequest, access: &Access) -> Result<PathBuf> {
+    let given = request.reference.as_str();
     let reference = reference::parse(given).map_err(|err| anyhow!(err))?;
     let dir = &request.dir;
     if !dir.is_dir() {
@@ -216,41 +247,38 @@ pub async fn pull(request: &PullRequest, access: &Access) -> Result<PathBuf> {
         name: path.to_str().unwrap_or("the key"),
         fingerprint: keys::fingerprint(key),
     });
-    let registry = Registry::connect(&reference, &access.options()?)?;
-    let fetched = install::fetch(&registry, &reference, given, trusted.as_ref(), dir)
-        .await
-        .with_context(|| format!("cannot pull {given}"))?;
+    let registry = Registry::connect(&reference, &access.options()?);
+    let fetched = within(
+        access,
+        install::fetch(&registry, &reference, given, trusted.as_ref(), dir),
+    )
+    .await?;
     let name = match &request.name {
         Some(name) => name.clone(),
         None => {
             let name = fetched.default_name(&reference);
             scaffold::check_name(&name).map_err(|err| {
-                anyhow!("cannot pull {given}: its file name is not a plugin name ({err}); choose one with --name")
+                anyhow!("its file name is not a plugin name ({err}); choose one with --name")
             })?;
             name
         }
     };
-    let file = format!("{name}.wasm");
-    let target = dir.join(&file);
-    let same_repository = lock.plugins.get(&file).is_some_and(|entry| {
-        reference::parse(&entry.reference)
-            .is_ok_and(|locked| repository_name(&locked) == repository_name(&reference))
-    });
-    if target.exists() && !same_repository && !request.force {
-        bail!(
-            "cannot pull {given}: {} exists and was not pulled from {}; replace it with --force, or install beside it with --name",
-            target.display(),
-            repository_name(&reference)
-        );
+    if !request.force {
+        check_replacement(&lock, dir, &name, &reference, fetched.signer.as_deref())?;
     }
-    let plugin_manifest = fetched.layout.plugin_manifest.as_deref();
-    consent(given, &name, dir, plugin_manifest, request.yes)?;
-    let size = fetched.bytes;
+    consent(
+        &name,
+        dir,
+        fetched.layout.plugin_manifest.as_deref(),
+        request.yes,
+    )
+    .await?;
+    let size = fetched.layout.layer.size as u64;
     let digest = fetched.digest.clone();
     let verified = fetched.signer.clone();
     let path = fetched
-        .install(dir, &name, lock)
-        .with_context(|| format!("cannot install {given} into {}", dir.display()))?;
+        .install(dir, &name)
+        .with_context(|| format!("cannot install it into {}", dir.display()))?;
     let trust = match verified {
         Some(fingerprint) => format!("signature verified ({fingerprint})"),
         None => "not verified: no --verify-key".to_owned(),
@@ -265,9 +293,52 @@ pub async fn pull(request: &PullRequest, access: &Access) -> Result<PathBuf> {
     Ok(path)
 }
 
+/// Refuses, without `--force`, to replace what the folder holds under
+/// `name` unless it was pulled from the same repository, and to lower the
+/// trust of a plugin that was verified: a routine `pull` of a tag must not
+/// turn a signed plugin into an unsigned one, nor take over a file written
+/// by hand.
+fn check_replacement(
+    lock: &Lock,
+    dir: &Path,
+    name: &str,
+    reference: &corral_registry::reference::Reference,
+    signer: Option<&str>,
+) -> Result<()> {
+    let entry = lock.plugins.get(&format!("{name}.wasm"));
+    let same_repository = entry.is_some_and(|entry| {
+        reference::parse(&entry.reference)
+            .is_ok_and(|locked| repository_name(&locked) == repository_name(reference))
+    });
+    for existing in [
+        dir.join(format!("{name}.wasm")),
+        dir.join(format!("{name}.toml")),
+    ] {
+        if existing.exists() && !same_repository {
+            bail!(
+                "{} exists and was not pulled from {}; replace it with --force, or install beside it with --name",
+                existing.display(),
+                repository_name(reference)
+            );
+        }
+    }
+    if let Some(verified) = entry.and_then(|entry| entry.signer.as_deref())
+        && signer != Some(verified)
+    {
+        let now = match signer {
+            None => "without verifying it".to_owned(),
+            Some(other) => format!("verified by another key ({other})"),
+        };
+        bail!(
+            "{name}.wasm was verified as signed by {verified} when it was pulled; pulling it {now} needs --force (or --verify-key with that key)"
+        );
+    }
+    Ok(())
+}
+
 /// Shows what the pulled manifest grants and, when it grants any authority,
 /// asks the user to accept it (or requires `--yes` without a terminal).
-fn consent(given: &str, name: &str, dir: &Path, manifest: Option<&str>, yes: bool) -> Result<()> {
+async fn consent(name: &str, dir: &Path, manifest: Option<&str>, yes: bool) -> Result<()> {
     let Some(text) = manifest else {
         eprintln!("{name}: no manifest: default limits, no grants");
         return Ok(());
@@ -276,7 +347,7 @@ fn consent(given: &str, name: &str, dir: &Path, manifest: Option<&str>, yes: boo
     // symbolic link, when they exist), so that a grant of `../..` reads as
     // what it is.
     let manifest = Manifest::parse_portable(text, &dir.join(format!("{name}.toml")))
-        .with_context(|| format!("cannot pull {given}: its manifest is invalid"))?;
+        .context("its manifest is invalid")?;
     eprintln!("{name} asks for:");
     eprintln!("  limits    {}", grants::limits_line(&manifest));
     for line in grants::authority_lines(&manifest) {
@@ -294,12 +365,23 @@ fn consent(given: &str, name: &str, dir: &Path, manifest: Option<&str>, yes: boo
     }
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
-        bail!("cannot pull {given}: {name} asks for the authority above; pass --yes to grant it");
+        bail!("{name} asks for the authority above; pass --yes to grant it");
     }
     eprint!("Install {name} with this authority? [y/N] ");
     let _ = std::io::stderr().flush();
-    let mut answer = String::new();
-    stdin.lock().read_line(&mut answer)?;
+    // Read on a thread of its own, so that Ctrl-C while the question waits
+    // still unwinds the pull (and removes its download).
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let mut answer = String::new();
+        let _ = tx.send(
+            std::io::stdin()
+                .lock()
+                .read_line(&mut answer)
+                .map(|_| answer),
+        );
+    });
+    let answer = rx.await.context("reading the answer")??;
     if matches!(answer.trim(), "y" | "Y" | "yes") {
         Ok(())
     } else {

@@ -7,10 +7,12 @@ use corral_sandbox::units::{group_digits, human_bytes, human_duration};
 /// Whether the manifest grants any authority (directories, environment
 /// variables, network): what needs a person's consent.
 pub fn grants_any(manifest: &Manifest) -> bool {
-    !(manifest.dirs.is_empty() && manifest.env.is_empty() && manifest.http.is_none())
+    !(manifest.dirs.is_empty() && manifest.env_granted.is_empty() && manifest.http.is_none())
 }
 
 /// The authority granted, a line each ("none: …" when there is none).
+/// Every value is shown escaped: it may come from someone else's manifest,
+/// and a terminal escape in it could rewrite the lines a person reads.
 pub fn authority_lines(manifest: &Manifest) -> Vec<String> {
     if !grants_any(manifest) {
         return vec!["none: no files, no environment variables, no network".into()];
@@ -24,15 +26,18 @@ pub fn authority_lines(manifest: &Manifest) -> Vec<String> {
         };
         lines.push(format!(
             "directory {} as {} ({mode})",
-            dir.host.display(),
-            dir.guest
+            shown(&dir.host.display().to_string()),
+            shown(&dir.guest)
         ));
     }
-    for (name, _) in &manifest.env {
-        lines.push(format!("environment variable {name}"));
+    for name in &manifest.env_granted {
+        lines.push(format!("environment variable {}", shown(name)));
     }
     if let Some(http) = &manifest.http {
-        lines.push(format!("outgoing HTTP to {}", http.allow.join(", ")));
+        lines.push(format!(
+            "outgoing HTTP to {}",
+            shown(&http.allow.join(", "))
+        ));
     }
     lines
 }
@@ -51,4 +56,9 @@ pub fn limits_line(manifest: &Manifest) -> String {
         limits.rate,
         limits.burst
     )
+}
+
+/// `text` with control characters (and quotes and backslashes) escaped.
+pub fn shown(text: &str) -> String {
+    text.chars().flat_map(char::escape_debug).collect()
 }

@@ -201,6 +201,14 @@ struct RegistryFlags {
     /// Read the password or token for --username from standard input.
     #[arg(long)]
     password_stdin: bool,
+    /// Give up when the whole transfer takes longer than this (the
+    /// consent question excepted), e.g. "90 s" or "1 h".
+    #[arg(long, value_name = "DURATION", default_value = "30 min", value_parser = parse_timeout)]
+    timeout: std::time::Duration,
+}
+
+fn parse_timeout(text: &str) -> Result<std::time::Duration, String> {
+    corral_sandbox::units::parse_duration("--timeout", text)
 }
 
 impl RegistryFlags {
@@ -209,6 +217,7 @@ impl RegistryFlags {
             plain_http: self.plain_http,
             username: self.username,
             password_stdin: self.password_stdin,
+            timeout: self.timeout,
         }
     }
 }
@@ -534,8 +543,18 @@ async fn run(
             Ok(failure_to_exit_code(pushed.map(drop)))
         }
         Command::Pull { request, registry } => {
-            let pulled = distribute::pull(&request, &registry.access()).await;
-            Ok(failure_to_exit_code(pulled.map(drop)))
+            // Interrupted, the pull is dropped, and with it its download:
+            // the folder is left as it was.
+            let access = registry.access();
+            tokio::select! {
+                pulled = distribute::pull(&request, &access) => {
+                    Ok(failure_to_exit_code(pulled.map(drop)))
+                }
+                () = shutdown_signal() => {
+                    eprintln!("corral: interrupted; {} is unchanged", request.dir.display());
+                    Ok(ExitCode::from(130))
+                }
+            }
         }
         Command::Inspect { file } => {
             let inspection = corral_sandbox::inspect(&sandbox, &file).await?;

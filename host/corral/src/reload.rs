@@ -91,7 +91,6 @@ pub fn start(
     watch: bool,
 ) -> Result<Reloading> {
     let reloader = Reloader::new(sandbox, dir, catalog, reports)?;
-    let lock = Lock::read(&reloader.dir)?;
     // Watch before the first scan, so that no change falls between the two.
     let (watcher, batches) = if watch {
         match watch::watch(&reloader.dir, watch::QUIET) {
@@ -104,6 +103,10 @@ pub fn start(
     } else {
         (None, None)
     };
+    // Read once the watcher runs, like the files: a `corral pull` landing
+    // meanwhile is seen whole, lock and file, either here or as a change.
+    // A malformed lock stops the start.
+    let lock = Lock::read(&reloader.dir)?;
     let task = tokio::spawn(reloader.run(lock, batches));
     Ok(Reloading { watcher, task })
 }

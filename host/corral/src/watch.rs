@@ -6,7 +6,7 @@
 //! quiet for a moment, then hands over the set of plugin files (`*.wasm`),
 //! manifests (`*.toml`) and `corral.lock` they touched, so that one change
 //! means one reload. Other names (temporary files such as `corral pull`'s
-//! `.NAME.wasm.part`, editor backups) are ignored; a file renamed into
+//! `.corral-pull-PID.wasm.part` and `.NAME.toml.part`, editor backups) are ignored; a file renamed into
 //! place shows up under its final name.
 //!
 //! Where the platform reports that a writer closed a file (inotify does), a

@@ -243,7 +243,7 @@ pub fn check_manifest(manifest: &[u8]) -> Result<Layout, String> {
 }
 
 /// Checks a pulled config: a wasm config whose layer digests name `layer`.
-pub fn check_config(config: &[u8], layer: &OciDescriptor) -> Result<WasmConfig, String> {
+pub fn check_config(config: &[u8], layer: &OciDescriptor) -> Result<(), String> {
     let config: WasmConfig = serde_json::from_slice(config)
         .map_err(|err| format!("its config is not a wasm config ({err})"))?;
     if config.architecture != "wasm" {
@@ -258,7 +258,7 @@ pub fn check_config(config: &[u8], layer: &OciDescriptor) -> Result<WasmConfig, 
             layer.digest
         ));
     }
-    Ok(config)
+    Ok(())
 }
 
 #[cfg(test)]

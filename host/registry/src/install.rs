@@ -17,7 +17,7 @@ use crate::artifact::{
     self, Layout, MANIFEST_MEDIA_TYPE, MAX_COMPONENT_BYTES, MAX_CONFIG_BYTES, MAX_MANIFEST_BYTES,
 };
 use crate::cosign::{self, SIGNATURE_ANNOTATION, SIMPLE_SIGNING_MEDIA_TYPE, SignatureLayer};
-use crate::lock::{Entry, Lock, sha256_digest};
+use crate::lock::{Entry, LOCK_FILE, Lock, sha256_digest};
 use crate::progress::Progress;
 use crate::reference::{Reference, at_tag};
 use crate::transport::Registry;
@@ -43,8 +43,6 @@ pub struct Fetched {
     pub signer: Option<String>,
     /// The component, downloaded and checked, not yet in place.
     part: PathBuf,
-    /// The component's size.
-    pub bytes: u64,
 }
 
 /// Resolves `reference`, verifies it is signed by `trusted` (if given),
@@ -79,10 +77,9 @@ pub async fn fetch(
         digest,
         signer,
         part,
-        bytes: layout.layer.size as u64,
         layout,
     };
-    let mut progress = Progress::new(format!("pulling {given}"), fetched.bytes);
+    let mut progress = Progress::new(format!("pulling {given}"), fetched.layout.layer.size as u64);
     registry
         .blob_to_file(
             reference,
@@ -126,16 +123,20 @@ async fn verify(
     let max_payload = cosign::MAX_PAYLOAD_BYTES as u64;
     let mut layers = Vec::new();
     for layer in &signed[signed.len().saturating_sub(cosign::MAX_LAYERS)..] {
-        let Some(signature) = layer
+        // A layer that cannot be a signature still counts as one not by
+        // this key, so that the message tallies what the image holds.
+        let signature = layer
             .annotations
             .as_ref()
-            .and_then(|annotations| annotations.get(SIGNATURE_ANNOTATION))
-        else {
+            .and_then(|annotations| annotations.get(SIGNATURE_ANNOTATION));
+        let fits = u64::try_from(layer.size).is_ok_and(|size| size <= max_payload);
+        let (Some(signature), true) = (signature, fits) else {
+            layers.push(SignatureLayer {
+                payload: Vec::new(),
+                signature: String::new(),
+            });
             continue;
         };
-        if layer.size < 0 || layer.size as u64 > max_payload {
-            continue;
-        }
         let payload = registry.blob(&at, layer, max_payload).await?;
         layers.push(SignatureLayer {
             payload,
@@ -174,17 +175,14 @@ impl Fetched {
 
     /// Puts the component into `dir` as `name.wasm`, with its manifest as
     /// `name.toml` (or none, removing a stale one), and records both in
-    /// `dir`'s lock. The lock is written first: should anything stop half
-    /// way, the folder refuses the files rather than serving unchecked ones.
-    pub fn install(mut self, dir: &Path, name: &str, mut lock: Lock) -> Result<PathBuf> {
-        let wasm = dir.join(format!("{name}.wasm"));
+    /// `dir`'s lock. The lock is written first: should the process stop
+    /// half way, the folder refuses the files rather than serving unchecked
+    /// ones; should a step fail, the lock and the manifest are put back as
+    /// they were.
+    pub fn install(mut self, dir: &Path, name: &str) -> Result<PathBuf> {
+        let file = format!("{name}.wasm");
+        let wasm = dir.join(&file);
         let toml = dir.join(format!("{name}.toml"));
-        let toml_part = dir.join(format!(".{name}.toml.part"));
-        let manifest = self.layout.plugin_manifest.clone();
-        if let Some(text) = &manifest {
-            std::fs::write(&toml_part, text)
-                .with_context(|| format!("writing {}", toml_part.display()))?;
-        }
         // What is installed and locked is what was checked: the file is
         // read back, not trusted to have stayed as downloaded.
         let written = std::fs::read(&self.part)
@@ -195,8 +193,12 @@ impl Fetched {
                 self.part.display()
             );
         }
+        let manifest = self.layout.plugin_manifest.clone();
+        // Read now rather than before the download, so that another pull
+        // into the folder meanwhile keeps its entry.
+        let mut lock = Lock::read(dir)?;
         lock.plugins.insert(
-            format!("{name}.wasm"),
+            file,
             Entry {
                 reference: self.reference.clone(),
                 digest: self.digest.clone(),
@@ -208,23 +210,61 @@ impl Fetched {
                 pulled: crate::clock::now(),
             },
         );
+        let lock_path = dir.join(LOCK_FILE);
+        let before = [read_if_any(&lock_path)?, read_if_any(&toml)?];
+        let toml_part = dir.join(format!(".{name}.toml.part"));
         let result = (|| {
+            if let Some(text) = &manifest {
+                std::fs::write(&toml_part, text)
+                    .with_context(|| format!("writing {}", toml_part.display()))?;
+            }
             lock.write(dir).context("writing the lock")?;
             match &manifest {
                 Some(_) => std::fs::rename(&toml_part, &toml),
-                None => match std::fs::remove_file(&toml) {
-                    Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                    other => other,
-                },
+                None => remove_if_any(&toml),
             }
             .with_context(|| format!("writing {}", toml.display()))?;
             std::fs::rename(&self.part, &wasm)
                 .with_context(|| format!("writing {}", wasm.display()))
         })();
         let _ = std::fs::remove_file(&toml_part);
-        result?;
+        if let Err(err) = result {
+            for (path, bytes) in [&lock_path, &toml].into_iter().zip(before) {
+                if let Err(restoring) = restore(path, bytes) {
+                    return Err(err.context(format!(
+                        "and {} could not be put back ({restoring}): check the folder",
+                        path.display()
+                    )));
+                }
+            }
+            return Err(err);
+        }
         self.part = PathBuf::new();
         Ok(wasm)
+    }
+}
+
+/// The bytes of `path`, or `None` when there is no such file.
+fn read_if_any(path: &Path) -> Result<Option<Vec<u8>>> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(anyhow!("reading {}: {err}", path.display())),
+    }
+}
+
+fn remove_if_any(path: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
+/// Puts `path` back as it was: `bytes`, or no file.
+fn restore(path: &Path, bytes: Option<Vec<u8>>) -> std::io::Result<()> {
+    match bytes {
+        Some(bytes) => std::fs::write(path, bytes),
+        None => remove_if_any(path),
     }
 }
 

@@ -109,8 +109,6 @@ impl std::error::Error for LockError {}
 /// A file that differs from what the lock pins.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mismatch {
-    /// The `.wasm` file's name.
-    pub file: String,
     /// Which file differs: the `.wasm` or its manifest.
     pub what: String,
     pub reference: String,
@@ -228,7 +226,6 @@ impl Lock {
         let found = sha256_digest(wasm);
         if found != entry.wasm {
             return Err(Mismatch {
-                file: file.to_owned(),
                 what: file.to_owned(),
                 reference: entry.reference.clone(),
                 expected: Some(entry.wasm.clone()),
@@ -238,7 +235,6 @@ impl Lock {
         let found = manifest.map(sha256_digest);
         if found != entry.manifest {
             return Err(Mismatch {
-                file: file.to_owned(),
                 what: format!("the manifest of {file}"),
                 reference: entry.reference.clone(),
                 expected: entry.manifest.clone(),

@@ -39,11 +39,6 @@ impl Progress {
         }
     }
 
-    /// Adds `bytes` to the bytes done.
-    pub fn advance(&mut self, bytes: u64) {
-        self.set(self.done + bytes);
-    }
-
     fn draw(&self) {
         let percent = (self.done * 100).checked_div(self.total).unwrap_or(100);
         let mut err = std::io::stderr().lock();

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use oci_client::client::{BlobResponse, ClientConfig, ClientProtocol};
-use oci_client::errors::{OciDistributionError, OciErrorCode};
+use oci_client::errors::{DigestError, OciDistributionError, OciErrorCode};
 use oci_client::manifest::OciDescriptor;
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
@@ -43,8 +43,12 @@ pub struct Options {
 /// What went wrong, in terms a user can act on.
 #[derive(Debug)]
 pub enum TransportError {
-    /// The registry wants credentials, or refused the ones given.
-    Unauthorized { registry: String, given: bool },
+    /// The registry wants credentials, or refused the ones sent (from
+    /// `given`: the command line or docker's config).
+    Unauthorized {
+        registry: String,
+        given: Option<&'static str>,
+    },
     /// No such repository, tag, manifest or blob.
     NotFound { what: String },
     /// The registry could not be reached, after retries.
@@ -73,17 +77,17 @@ impl std::fmt::Display for TransportError {
         match self {
             TransportError::Unauthorized {
                 registry,
-                given: false,
+                given: None,
             } => write!(
                 f,
                 "unauthorized: {registry} wants credentials; give them with --username and --password-stdin, or `docker login {registry}`"
             ),
             TransportError::Unauthorized {
                 registry,
-                given: true,
+                given: Some(source),
             } => write!(
                 f,
-                "unauthorized: {registry} refused the credentials given (check the user name and password, or the token's scopes)"
+                "unauthorized: {registry} refused the credentials from {source} (check the user name and password, or the token's scopes)"
             ),
             TransportError::NotFound { what } => write!(f, "{what} is not in the registry"),
             TransportError::Unreachable { registry, reason } => {
@@ -129,7 +133,8 @@ pub struct Registry {
     auth: RegistryAuth,
     /// `host:port`, as references name it.
     name: String,
-    credentials_given: bool,
+    /// Where the credentials sent come from, if any are.
+    credentials: Option<&'static str>,
 }
 
 impl Registry {
@@ -137,7 +142,7 @@ impl Registry {
     /// loopback registry, or for any with `plain_http`; HTTPS otherwise,
     /// with the system's trusted roots and the usual proxy variables
     /// (`HTTPS_PROXY`, `NO_PROXY`).
-    pub fn connect(reference: &Reference, options: &Options) -> Result<Registry, TransportError> {
+    pub fn connect(reference: &Reference, options: &Options) -> Registry {
         // reqwest's rustls needs a process-wide crypto provider; ring is
         // the one already built for wasmtime-wasi-http. Installing twice
         // is refused harmlessly.
@@ -160,16 +165,22 @@ impl Registry {
             platform_resolver: None,
             ..ClientConfig::default()
         });
-        let (auth, credentials_given) = match &options.credentials {
-            Some((user, password)) => (RegistryAuth::Basic(user.clone(), password.clone()), true),
-            None => (docker_credentials(reference.resolve_registry()), false),
+        let (auth, credentials) = match &options.credentials {
+            Some((user, password)) => (
+                RegistryAuth::Basic(user.clone(), password.clone()),
+                Some("--username"),
+            ),
+            None => match docker_credentials(reference.resolve_registry()) {
+                RegistryAuth::Anonymous => (RegistryAuth::Anonymous, None),
+                found => (found, Some("docker's config.json")),
+            },
         };
-        Ok(Registry {
+        Registry {
             client,
             auth,
             name,
-            credentials_given,
-        })
+            credentials,
+        }
     }
 
     /// The manifest `reference` names (by tag or digest): its exact bytes
@@ -194,8 +205,11 @@ impl Registry {
             });
         }
         let found = crate::lock::sha256_digest(&bytes);
+        // oci-client checked the bytes against the digest asked for and the
+        // one the registry named; this checks sha256 again, which is what
+        // the lock records and signatures cover.
         let expected = reference.digest().unwrap_or(&digest);
-        if found != expected {
+        if expected.starts_with("sha256:") && found != expected {
             return Err(TransportError::DigestMismatch {
                 what: "manifest".into(),
                 expected: expected.to_owned(),
@@ -481,12 +495,20 @@ impl Registry {
     fn describe(&self, err: OciDistributionError, what: &str) -> TransportError {
         let unauthorized = TransportError::Unauthorized {
             registry: self.name.clone(),
-            given: self.credentials_given,
+            given: self.credentials,
         };
         let not_found = TransportError::NotFound {
             what: what.to_owned(),
         };
         match err {
+            OciDistributionError::DigestError(DigestError::VerificationError {
+                expected,
+                actual,
+            }) => TransportError::DigestMismatch {
+                what: what.to_owned(),
+                expected,
+                found: actual,
+            },
             OciDistributionError::UnauthorizedError { .. }
             | OciDistributionError::AuthenticationFailure(_) => unauthorized,
             OciDistributionError::ServerError {
@@ -504,7 +526,10 @@ impl Registry {
                         | OciErrorCode::NotFound,
                     ) => not_found,
                     _ => TransportError::Other {
-                        reason: format!("the registry refused {what}: {envelope}"),
+                        reason: format!(
+                            "the registry refused {what}: {}",
+                            registry_text(&envelope.to_string())
+                        ),
                     },
                 }
             }
@@ -547,14 +572,28 @@ impl Registry {
             OciDistributionError::ServerError { code, message, .. } => TransportError::Other {
                 reason: format!(
                     "{what}: the registry answered {code}: {}",
-                    message.chars().take(300).collect::<String>()
+                    registry_text(&message)
                 ),
             },
             other => TransportError::Other {
-                reason: format!("{what}: {other}"),
+                reason: format!("{what}: {}", registry_text(&other.to_string())),
             },
         }
     }
+}
+
+/// Text a registry sent, fit to show: at most 300 characters, control
+/// characters escaped (a terminal escape must not rewrite the screen).
+fn registry_text(text: &str) -> String {
+    let mut shown: String = text
+        .chars()
+        .take(300)
+        .flat_map(char::escape_debug)
+        .collect();
+    if text.chars().count() > 300 {
+        shown.push('…');
+    }
+    shown
 }
 
 /// Whether retrying might help: the connection failed or timed out, or

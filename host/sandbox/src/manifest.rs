@@ -52,6 +52,10 @@ pub struct Manifest {
     pub dirs: Vec<DirGrant>,
     /// Environment variables the plugin sees, with their values.
     pub env: Vec<(String, String)>,
+    /// Every variable name the manifest grants, inherited ones included
+    /// whether or not this process has them set: what a person consents
+    /// to (the server that runs the plugin may have them set).
+    pub env_granted: Vec<String>,
     /// Hosts the plugin may send HTTP requests to; `None`: no network at all.
     pub http: Option<HttpGrant>,
 }
@@ -177,8 +181,8 @@ impl Manifest {
             let dir = dir.into_inner().resolve(folder, dirs_check);
             dirs.push(dir.map_err(|err| at(Some(span), &format!("[[dirs]] {err}")))?);
         }
-        let env = match raw.env {
-            None => Vec::new(),
+        let (env, env_granted) = match raw.env {
+            None => (Vec::new(), Vec::new()),
             Some(env) => {
                 let span = env.span();
                 env.into_inner()
@@ -199,6 +203,7 @@ impl Manifest {
             limits,
             dirs,
             env,
+            env_granted,
             http,
         })
     }
@@ -373,16 +378,26 @@ impl RawDir {
             "rw" => true,
             other => return Err(format!("mode must be \"ro\" or \"rw\", not \"{other}\"")),
         };
-        if !self.guest.starts_with('/') || self.guest.split('/').any(|part| part == "..") {
+        if !self.guest.starts_with('/')
+            || self.guest.split('/').any(|part| part == "..")
+            || self.guest.chars().any(char::is_control)
+        {
             return Err(format!(
-                "guest path `{}` must be absolute, without `..`",
-                self.guest
+                "guest path `{}` must be absolute, without `..` or control characters",
+                self.guest.escape_debug()
+            ));
+        }
+        if self.host.to_string_lossy().chars().any(char::is_control) {
+            return Err(format!(
+                "host path `{}` has control characters",
+                self.host.display().to_string().escape_debug()
             ));
         }
         let host = folder.join(&self.host);
         let host = match host.canonicalize() {
             Ok(host) => host,
-            Err(_) if check == Dirs::MayBeMissing => host,
+            // Shown to a person as where it would be: `..` taken out.
+            Err(_) if check == Dirs::MayBeMissing => lexically_absolute(&host),
             Err(err) => return Err(format!("host directory {}: {err}", host.display())),
         };
         if check == Dirs::MustExist && !host.is_dir() {
@@ -406,12 +421,27 @@ struct RawEnv {
 }
 
 impl RawEnv {
-    fn resolve(self) -> Result<Vec<(String, String)>, String> {
+    /// The variables with their values, and the names granted.
+    #[allow(clippy::type_complexity)]
+    fn resolve(self) -> Result<(Vec<(String, String)>, Vec<String>), String> {
+        let granted: Vec<String> = self
+            .inherit
+            .iter()
+            .chain(self.set.keys())
+            .cloned()
+            .collect();
+        for name in &granted {
+            // Names are shown to people deciding on a grant: no control
+            // characters (a terminal escape could rewrite what they read).
+            if name.is_empty() || name.contains('=') || name.chars().any(char::is_control) {
+                return Err(format!(
+                    "`{}` is not an environment variable name",
+                    name.escape_debug()
+                ));
+            }
+        }
         let mut env = Vec::new();
         for name in self.inherit {
-            if name.is_empty() || name.contains('=') {
-                return Err(format!("`{name}` is not an environment variable name"));
-            }
             match std::env::var(&name) {
                 Ok(value) => env.push((name, value)),
                 Err(_) => {
@@ -420,13 +450,13 @@ impl RawEnv {
             }
         }
         for (name, value) in self.set {
-            if name.is_empty() || name.contains('=') {
-                return Err(format!("`{name}` is not an environment variable name"));
-            }
             env.retain(|(n, _)| *n != name);
             env.push((name, value));
         }
-        Ok(env)
+        let mut granted = granted;
+        granted.sort();
+        granted.dedup();
+        Ok((env, granted))
     }
 }
 
@@ -503,6 +533,24 @@ fn split_host_port(entry: &str) -> (&str, Option<u16>) {
         Some((host, port)) if !host.contains(':') => (host, port.parse().ok()),
         _ => (entry, None),
     }
+}
+
+/// `path` made absolute and with `.` and `..` taken out by name, for a path
+/// that does not exist (so symbolic links cannot be followed).
+fn lexically_absolute(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    let mut out = PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
