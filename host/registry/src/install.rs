@@ -276,3 +276,74 @@ impl Drop for Fetched {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifact::{Artifact, ComponentWorld};
+    use std::collections::BTreeMap;
+
+    /// A fetched artifact, its download waiting in `dir`.
+    fn fetched(dir: &Path, manifest: Option<&str>) -> Fetched {
+        let artifact = Artifact::new(
+            "calc.wasm",
+            b"\0asm new".to_vec(),
+            manifest,
+            ComponentWorld::default(),
+            "2026-11-23T00:00:00Z",
+        );
+        let part = dir.join(".corral-pull-test.wasm.part");
+        std::fs::write(&part, &artifact.wasm).unwrap();
+        Fetched {
+            reference: "127.0.0.1:5000/demo/calc:2".into(),
+            digest: sha256_digest(&artifact.manifest),
+            layout: artifact::check_manifest(&artifact.manifest).unwrap(),
+            signer: None,
+            part,
+        }
+    }
+
+    /// Every file in `dir` with its bytes (directories as empty).
+    fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| {
+                let path = entry.unwrap().path();
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read(&path).unwrap_or_default())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_install_that_fails_half_way_puts_the_lock_and_manifest_back() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(LOCK_FILE), Lock::new().to_text()).unwrap();
+        std::fs::write(dir.path().join("calc.toml"), "[limits]\nfuel = 1\n").unwrap();
+        // The last step, renaming the component into place, fails: a
+        // folder that is not empty stands where it goes.
+        std::fs::create_dir_all(dir.path().join("calc.wasm/inside")).unwrap();
+        let before = snapshot(dir.path());
+        let fetched = fetched(dir.path(), Some("[limits]\nfuel = 2\n"));
+        let err = fetched.install(dir.path(), "calc").unwrap_err();
+        assert!(format!("{err:#}").contains("calc.wasm"), "{err:#}");
+        assert_eq!(snapshot(dir.path()), before);
+    }
+
+    #[test]
+    fn an_install_writes_the_files_and_the_lock_and_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("calc.toml"), "stale").unwrap();
+        let fetched = fetched(dir.path(), None);
+        let digest = fetched.digest.clone();
+        fetched.install(dir.path(), "calc").unwrap();
+        let files: Vec<String> = snapshot(dir.path()).into_keys().collect();
+        // The artifact has no manifest: a stale one is removed.
+        assert_eq!(files, ["calc.wasm", LOCK_FILE]);
+        let lock = Lock::read(dir.path()).unwrap();
+        let entry = &lock.plugins["calc.wasm"];
+        assert_eq!(entry.digest, digest);
+        assert_eq!(entry.manifest, None);
+        assert_eq!(lock.check("calc.wasm", b"\0asm new", None), Ok(()));
+    }
+}

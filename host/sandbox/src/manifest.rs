@@ -632,6 +632,57 @@ mod tests {
     }
 
     #[test]
+    fn every_granted_name_counts_even_when_unset_here() {
+        let manifest = parse(
+            "[env]\ninherit = [\"CORRAL_SURELY_UNSET_VARIABLE\", \"PATH\"]\nset = { GREETING = \"hi\" }\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = manifest.env.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["PATH", "GREETING"]);
+        assert_eq!(
+            manifest.env_granted,
+            ["CORRAL_SURELY_UNSET_VARIABLE", "GREETING", "PATH"]
+        );
+    }
+
+    #[test]
+    fn control_characters_are_refused_where_people_read_them() {
+        for text in [
+            "[env]\ninherit = [\"A\\u001b[1AB\"]\n",
+            "[env.set]\n\"X\\u0007\" = \"v\"\n",
+            "[[dirs]]\nhost = \"/\"\nguest = \"/d\\u001b[2K\"\nmode = \"ro\"\n",
+            "[[dirs]]\nhost = \"/tmp\\n/x\"\nguest = \"/d\"\nmode = \"ro\"\n",
+        ] {
+            let err = Manifest::parse_portable(text, Path::new("/tmp/plugin.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                !err.chars().any(|c| c == '\u{1b}' || c == '\u{7}'),
+                "{err:?}"
+            );
+            assert!(
+                err.contains("control characters")
+                    || err.contains("not an environment variable name"),
+                "{text}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_portable_manifest_shows_missing_directories_where_they_would_be() {
+        let manifest = Manifest::parse_portable(
+            "[[dirs]]\nhost = \"../../corral-surely-missing/x/..\"\nguest = \"/d\"\nmode = \"rw\"\n",
+            Path::new("/srv/plugins/calc.toml"),
+        )
+        .unwrap();
+        assert_eq!(manifest.dirs[0].host, Path::new("/corral-surely-missing"));
+        assert!(
+            parse("[[dirs]]\nhost = \"corral-surely-missing\"\nguest = \"/d\"\nmode = \"ro\"\n")
+                .is_err()
+        );
+    }
+
+    #[test]
     fn http_allow_lists_match_hosts_ports_and_wildcards() {
         let grant = parse("[http]\nallow = [\"API.example.com\", \"*.github.com\", \"127.0.0.1:8080\", \"[::1]:9\"]\n")
             .unwrap()
