@@ -10,7 +10,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use corral_registry::lock::{Entry, Lock, sha256_digest};
+use corral_registry::digest::sha256_digest;
+use corral_registry::lock::{Entry, Lock};
 use serde_json::{Value, json};
 use support::{
     Server, example, expect_notification, expect_silence, first_text, folder_with, test_cache_dir,

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use oci_client::manifest::{OciDescriptor, OciImageManifest};
 use serde::{Deserialize, Serialize};
 
-use crate::lock::{is_sha256_digest, sha256_digest};
+use crate::digest::{is_sha256_digest, sha256_digest};
 
 /// The OCI image manifest media type.
 pub const MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";

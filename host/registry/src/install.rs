@@ -17,7 +17,8 @@ use crate::artifact::{
     self, Layout, MANIFEST_MEDIA_TYPE, MAX_COMPONENT_BYTES, MAX_CONFIG_BYTES, MAX_MANIFEST_BYTES,
 };
 use crate::cosign::{self, SIGNATURE_ANNOTATION, SIMPLE_SIGNING_MEDIA_TYPE, SignatureLayer};
-use crate::lock::{Entry, LOCK_FILE, Lock, sha256_digest};
+use crate::digest::sha256_digest;
+use crate::lock::{Entry, LOCK_FILE, Lock};
 use crate::progress::Progress;
 use crate::reference::{Reference, at_tag};
 use crate::transport::Registry;

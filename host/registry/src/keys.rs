@@ -299,7 +299,7 @@ pub fn fingerprint(key: &VerifyingKey) -> String {
         .expect("a valid P-256 point always encodes as SPKI");
     format!(
         "sha256:{}",
-        crate::lock::hex(&Sha256::digest(der.as_bytes()))
+        crate::digest::hex(&Sha256::digest(der.as_bytes()))
     )
 }
 
@@ -650,7 +650,7 @@ In0=
         let pair = cheap_pair(b"");
         let key = read_public(&pair.public_pem).unwrap();
         let body = pem::parse(&pair.public_pem).unwrap().into_contents();
-        let expected = format!("sha256:{}", crate::lock::hex(&Sha256::digest(&body)));
+        let expected = format!("sha256:{}", crate::digest::hex(&Sha256::digest(&body)));
         assert_eq!(fingerprint(&key), expected);
         assert_eq!(expected.len(), "sha256:".len() + 64);
     }

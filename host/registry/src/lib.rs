@@ -3,7 +3,7 @@
 //!
 //! This crate knows nothing of wasmtime, the sandbox or the protocol: it
 //! moves bytes and metadata, and `corral` glues it to plugin folders.
-//! - [`reference`]: `registry/repository:tag@digest`, and which registries
+//! - [`reference`](mod@reference): `registry/repository:tag@digest`, and which registries
 //!   may be spoken to in plain HTTP (loopback only);
 //! - [`artifact`]: the CNCF wasm artifact layout (config, manifest, media
 //!   types) that `wkg` and `oci-wasm` use;
@@ -11,13 +11,15 @@
 //!   signatures, verified in-process;
 //! - [`transport`]: the registry client, with retries, resumed downloads
 //!   and credentials;
-//! - [`lock`]: `corral.lock`, what a folder's pulled files must hash to;
+//! - [`lock`]: `corral.lock`, what a folder's pulled files must hash to
+//!   ([`digest`]: content digests, as OCI names them);
 //! - [`publish`] and [`install`]: `corral push` and `corral pull` from
 //!   those pieces ([`progress`] and [`clock`] are their small helpers).
 
 pub mod artifact;
 pub mod clock;
 pub mod cosign;
+pub mod digest;
 pub mod install;
 pub mod keys;
 pub mod lock;

@@ -8,7 +8,7 @@ use oci_client::manifest::OciImageManifest;
 
 use crate::artifact::{self, Artifact, MANIFEST_MEDIA_TYPE, MAX_MANIFEST_BYTES};
 use crate::cosign::{self, SIGNATURE_ANNOTATION, SIMPLE_SIGNING_MEDIA_TYPE};
-use crate::lock::sha256_digest;
+use crate::digest::sha256_digest;
 use crate::progress::{Progress, mib};
 use crate::reference::{Reference, at_tag, repository_name};
 use crate::transport::{Registry, TransportError};

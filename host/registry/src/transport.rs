@@ -16,7 +16,7 @@ use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 use sha2::{Digest, Sha256};
 
-use crate::lock::hex;
+use crate::digest::{hex, sha256_digest};
 use crate::progress::Progress;
 use crate::reference::is_loopback;
 
@@ -204,7 +204,7 @@ impl Registry {
                 limit: max_bytes as u64,
             });
         }
-        let found = crate::lock::sha256_digest(&bytes);
+        let found = sha256_digest(&bytes);
         // oci-client checked the bytes against the digest asked for and the
         // one the registry named; this checks sha256 again, which is what
         // the lock records and signatures cover.
@@ -397,7 +397,7 @@ impl Registry {
         bytes: &[u8],
         progress: &mut Progress,
     ) -> Result<(), TransportError> {
-        let digest = crate::lock::sha256_digest(bytes);
+        let digest = sha256_digest(bytes);
         let what = format!("blob {digest}");
         self.client
             .store_auth_if_needed(reference.resolve_registry(), &self.auth)
