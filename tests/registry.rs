@@ -120,10 +120,19 @@ impl Run {
     }
 }
 
-/// Runs `corral ARGS` with `env` on top of a clean slate (no proxies, no
-/// COSIGN_PASSWORD, an empty DOCKER_CONFIG unless `env` sets one) and
-/// `stdin` as its standard input (none when `None`).
-fn corral_with(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Run {
+/// A `corral` started and not yet waited for.
+struct Started {
+    child: std::process::Child,
+    what: String,
+    started: Instant,
+    /// The empty DOCKER_CONFIG, kept while corral runs.
+    _docker_config: tempfile::TempDir,
+}
+
+/// Starts `corral ARGS` with `env` on top of a clean slate (no proxies, no
+/// COSIGN_PASSWORD, an empty DOCKER_CONFIG unless `env` sets one), its
+/// standard input a pipe when `stdin` (none otherwise).
+fn start_corral(args: &[&str], env: &[(&str, &str)], stdin: bool) -> Started {
     let empty_docker_config = tempfile::tempdir().unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_corral"));
     command
@@ -131,48 +140,66 @@ fn corral_with(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Run 
         .env_remove("COSIGN_PASSWORD")
         .env("DOCKER_CONFIG", empty_docker_config.path())
         .env("CORRAL_CACHE_DIR", test_cache_dir())
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
+        .stdin(if stdin { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     for name in PROXY_VARIABLES {
         command.env_remove(name);
     }
     command.envs(env.iter().copied());
-    let started = Instant::now();
-    let mut child = command.spawn().expect("starting corral");
-    if let Some(text) = stdin {
-        let mut pipe = child.stdin.take().unwrap();
-        // corral may exit before reading it all (a refusal): that is fine.
-        let _ = pipe.write_all(text.as_bytes());
-    }
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let output = match rx.recv_timeout(COMMAND_BOUND) {
-        Ok(output) => output.expect("waiting for corral"),
-        Err(_) => {
-            // SAFETY: kill(2) of our own child, still unreaped (the waiting
-            // thread has not returned).
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-            panic!(
-                "`corral {}` did not finish within {COMMAND_BOUND:?}",
-                args.join(" ")
-            );
-        }
-    };
-    Run {
+    Started {
+        started: Instant::now(),
+        child: command.spawn().expect("starting corral"),
         what: args.join(" "),
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        took: started.elapsed(),
+        _docker_config: empty_docker_config,
     }
+}
+
+impl Started {
+    fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// Writes `stdin` (if any) and waits, at most [`COMMAND_BOUND`], for
+    /// corral to exit.
+    fn finish(mut self, stdin: Option<&str>) -> Run {
+        if let Some(text) = stdin {
+            let mut pipe = self.child.stdin.take().unwrap();
+            // corral may exit before reading it all (a refusal): that is fine.
+            let _ = pipe.write_all(text.as_bytes());
+        }
+        let pid = self.pid();
+        let child = self.child;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        });
+        let output = match rx.recv_timeout(COMMAND_BOUND) {
+            Ok(output) => output.expect("waiting for corral"),
+            Err(_) => {
+                // SAFETY: kill(2) of our own child, still unreaped (the
+                // waiting thread has not returned).
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                panic!(
+                    "`corral {}` did not finish within {COMMAND_BOUND:?}",
+                    self.what
+                );
+            }
+        };
+        Run {
+            what: self.what,
+            code: output.status.code(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            took: self.started.elapsed(),
+        }
+    }
+}
+
+/// Runs `corral ARGS` with `env` on top of a clean slate (see
+/// [`start_corral`]) and `stdin` as its standard input (none when `None`).
+fn corral_with(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Run {
+    start_corral(args, env, stdin.is_some()).finish(stdin)
 }
 
 fn corral(args: &[&str]) -> Run {
@@ -295,9 +322,12 @@ impl Fixture {
 
     /// `corral pull REF DIR EXTRA...`.
     fn pull(&self, reference: &str, dir: &Path, extra: &[&str]) -> Run {
-        let mut args = vec!["pull", reference, text(dir)];
-        args.extend_from_slice(extra);
-        corral(&args)
+        self.pull_with(reference, dir, extra, &[])
+    }
+
+    /// [`Fixture::pull`] with environment variables.
+    fn pull_with(&self, reference: &str, dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Run {
+        corral_with(&pull_args(reference, dir, extra), env, None)
     }
 
     /// The parsed JSON of `GET path`, which must answer 200.
@@ -311,6 +341,27 @@ impl Fixture {
             self.registry.log()
         );
         serde_json::from_slice(&body).unwrap_or_else(|err| panic!("GET {path} is not JSON ({err})"))
+    }
+
+    /// Fails unless the tag `repo`:`tag` is absent (404).
+    fn assert_not_pushed(&self, repo: &str, tag: &str) {
+        let (status, _, body) = self.registry.get(&format!("/v2/{repo}/manifests/{tag}"));
+        assert_eq!(
+            status,
+            404,
+            "the tag {repo}:{tag} was pushed: {}",
+            String::from_utf8_lossy(&body)
+        );
+    }
+
+    /// A new folder `name` holding a docker config.json that logs in to
+    /// this registry as `user` with `password` (for DOCKER_CONFIG).
+    fn docker_config(&self, name: &str, user: &str, password: &str) -> PathBuf {
+        let docker = self.folder(name);
+        let auth = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+        let config = json!({ "auths": { self.registry.addr(): { "auth": auth } } });
+        std::fs::write(docker.join("config.json"), config.to_string()).unwrap();
+        docker
     }
 
     /// The component layer's descriptor in the manifest `repo` `reference`.
@@ -406,8 +457,36 @@ fn refused_unchanged(
     args: &[&str],
     reasons: &[&str],
 ) -> Run {
+    refused_unchanged_with(fx, reference, dir, args, &[], reasons)
+}
+
+/// [`refused_unchanged`] with environment variables.
+fn refused_unchanged_with(
+    fx: &Fixture,
+    reference: &str,
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    reasons: &[&str],
+) -> Run {
     let before = snapshot(dir);
-    let run = fx.pull(reference, dir, args).refused(reference, reasons);
+    let run = fx
+        .pull_with(reference, dir, args, env)
+        .refused(reference, reasons);
+    assert_unchanged(dir, &before, &run);
+    run
+}
+
+/// `corral pull REF DIR EXTRA...`'s arguments.
+fn pull_args<'a>(reference: &'a str, dir: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["pull", reference, text(dir)];
+    args.extend_from_slice(extra);
+    args
+}
+
+/// Fails, describing `run`, unless DIR is byte for byte as in `before`
+/// (a [`snapshot`]).
+fn assert_unchanged(dir: &Path, before: &BTreeMap<PathBuf, Option<Vec<u8>>>, run: &Run) {
     let after = snapshot(dir);
     let changed: Vec<&PathBuf> = before
         .keys()
@@ -420,7 +499,6 @@ fn refused_unchanged(
         dir.display(),
         run.describe()
     );
-    run
 }
 
 /// `corral serve DIR`, initialized.
@@ -1055,10 +1133,7 @@ fn a_private_registry_takes_credentials() {
     with_password(&["pull", &reference, text(&dir)], SECRET).ok();
     assert!(dir.join("calc.wasm").is_file());
 
-    let docker = fx.folder("docker");
-    let auth = base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{SECRET}"));
-    let config = json!({ "auths": { fx.registry.addr(): { "auth": auth } } });
-    std::fs::write(docker.join("config.json"), config.to_string()).unwrap();
+    let docker = fx.docker_config("docker", USER, SECRET);
     let logged_in = [("DOCKER_CONFIG", text(&docker))];
     let again = fx.reference("private/calc:2");
     corral_with(&["push", text(&source), &again], &logged_in, None).ok();
@@ -1120,22 +1195,26 @@ fn keygen_writes_cosign_keys_and_a_wrong_password_pushes_nothing() {
     let args = ["push", text(&source), &reference, "--key", text(&key)];
     corral_with(&args, &[("COSIGN_PASSWORD", "wrong")], None)
         .refused(text(&key), &["wrong password"]);
-    let (status, _, body) = fx.registry.get("/v2/demo/calc/manifests/1");
-    assert_eq!(
-        status,
-        404,
-        "the tag was pushed: {}",
-        String::from_utf8_lossy(&body)
-    );
+    fx.assert_not_pushed("demo/calc", "1");
 }
 
 /// What the resuming proxy saw: each request's line and headers.
 type Seen = Arc<Mutex<Vec<(String, Vec<(String, String)>)>>>;
 
-/// A loopback HTTP proxy in front of `upstream` that cuts off the first
-/// response to a GET of the blob `digest` after half its body; the rest
-/// passes untouched (each request forwarded with `Connection: close`).
-fn cutting_proxy(upstream: String, digest: String) -> (String, Seen) {
+/// What [`faulty_proxy`] does to the first response to a GET of the blob.
+#[derive(Clone, Copy)]
+enum Fault {
+    /// Sends its headers and half its body, then closes the connection.
+    Cut,
+    /// Sends its headers and half its body, then nothing more, holding the
+    /// connection open until the client closes it.
+    Stall,
+}
+
+/// A loopback HTTP proxy in front of `upstream` that spoils the first
+/// response to a GET of the blob `digest` as `fault` says; the rest passes
+/// untouched (each request forwarded with `Connection: close`).
+fn faulty_proxy(upstream: String, digest: String, fault: Fault) -> (String, Seen) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let seen: Seen = Arc::default();
@@ -1144,7 +1223,7 @@ fn cutting_proxy(upstream: String, digest: String) -> (String, Seen) {
         for client in listener.incoming() {
             let Ok(client) = client else { break };
             let (upstream, digest, log) = (upstream.clone(), digest.clone(), log.clone());
-            std::thread::spawn(move || proxy_one(client, &upstream, &digest, &log));
+            std::thread::spawn(move || proxy_one(client, &upstream, &digest, &log, fault));
         }
     });
     (addr, seen)
@@ -1155,8 +1234,8 @@ fn is_blob_get(request_line: &str, digest: &str) -> bool {
     request_line.starts_with("GET ") && request_line.contains(&format!("/blobs/{digest}"))
 }
 
-/// One connection of [`cutting_proxy`]: one request, one response.
-fn proxy_one(client: TcpStream, upstream: &str, digest: &str, seen: &Seen) {
+/// One connection of [`faulty_proxy`]: one request, one response.
+fn proxy_one(client: TcpStream, upstream: &str, digest: &str, seen: &Seen, fault: Fault) {
     let mut reader = BufReader::new(client.try_clone().unwrap());
     let mut request_line = String::new();
     if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
@@ -1207,6 +1286,12 @@ fn proxy_one(client: TcpStream, upstream: &str, digest: &str, seen: &Seen) {
         let end = response.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
         let half = (response.len() - end) / 2;
         let _ = client.write_all(&response[..end + half]);
+        if let Fault::Stall = fault {
+            // Until the client goes: a read returns 0 (or fails) then.
+            let _ = client.flush();
+            let mut rest = [0u8; 1024];
+            while matches!(client.read(&mut rest), Ok(n) if n > 0) {}
+        }
     } else {
         let _ = client.write_all(&response);
     }
@@ -1223,7 +1308,7 @@ fn a_broken_download_resumes_where_it_stopped() {
     fx.push(&source, "demo/calc:1", Some(&key));
     let wasm = std::fs::read(&source).unwrap();
     let digest = sha256(&wasm);
-    let (proxy, seen) = cutting_proxy(fx.registry.addr(), digest.clone());
+    let (proxy, seen) = faulty_proxy(fx.registry.addr(), digest.clone(), Fault::Cut);
 
     let reference = format!("{proxy}/demo/calc:1");
     let dir = fx.folder("plugins");
@@ -1262,4 +1347,277 @@ fn a_broken_download_resumes_where_it_stopped() {
         "resumed from {from} of {}",
         wasm.len()
     );
+}
+
+/// A manifest that only inherits a variable this process does not have.
+const INHERITING_MANIFEST: &str = "[env]\ninherit = [\"CORRAL_TEST_SECRET\"]\n";
+
+/// An inherited variable is authority even when the pull's environment
+/// does not set it (the server that runs the plugin may): it needs consent.
+#[test]
+fn an_inherited_variable_unset_here_needs_consent() {
+    assert!(
+        std::env::var_os("CORRAL_TEST_SECRET").is_none(),
+        "CORRAL_TEST_SECRET is set in the tests' environment"
+    );
+    let (fx, key, public, dir) = populated();
+    let pinned = fx.push(
+        &fx.plugin("calc", Some(INHERITING_MANIFEST)),
+        "demo/calc:1",
+        Some(&key),
+    );
+    refused_unchanged(
+        &fx,
+        &pinned,
+        &dir,
+        &["--verify-key", text(&public)],
+        &[
+            "environment variable CORRAL_TEST_SECRET",
+            "asks for the authority above; pass --yes",
+        ],
+    );
+    let run = fx
+        .pull(&pinned, &dir, &["--verify-key", text(&public), "--yes"])
+        .ok();
+    assert_eq!(
+        std::fs::read_to_string(dir.join("calc.toml"))
+            .ok()
+            .as_deref(),
+        Some(INHERITING_MANIFEST),
+        "{}",
+        run.describe()
+    );
+}
+
+/// Manifests with a control character (an ESC, which could rewrite what a
+/// person reads on a terminal) in a variable's name or a guest path.
+const CONTROL_MANIFESTS: [(&str, &str); 2] = [
+    ("env", "[env.set]\n\"BAD\\u001bNAME\" = \"x\"\n"),
+    (
+        "dirs",
+        "[[dirs]]\nhost = \"data\"\nguest = \"/da\\u001bta\"\nmode = \"ro\"\n",
+    ),
+];
+
+/// `corral push` refuses a manifest with control characters, and pushes
+/// nothing; such a manifest pushed by another tool is refused at pull.
+#[test]
+fn control_characters_in_a_manifest_are_refused() {
+    let fx = Fixture::new();
+    for (what, manifest) in CONTROL_MANIFESTS {
+        let source = fx.plugin("calc", Some(manifest));
+        let reference = fx.reference(&format!("demo/{what}:1"));
+        let run = corral(&["push", text(&source), &reference]).refused(
+            &source.with_extension("toml").display().to_string(),
+            &["cannot push"],
+        );
+        let said = ["is not an environment variable name", "control characters"];
+        assert!(
+            said.iter().any(|reason| run.stderr.contains(reason)) && !run.stderr.contains('\u{1b}'),
+            "{what}: the control character is not refused, or shown raw:\n{}",
+            run.describe()
+        );
+        fx.assert_not_pushed(&format!("demo/{what}"), "1");
+
+        let repo = format!("other/{what}");
+        vectors_ok(
+            &[
+                "push-wasm",
+                &fx.registry.addr(),
+                &repo,
+                "1",
+                text(&example("calc")),
+                "--plugin-manifest",
+                text(&source.with_extension("toml")),
+            ],
+            &[],
+        );
+        let dir = fx.folder(&format!("pulled-{what}"));
+        let run = refused_unchanged(
+            &fx,
+            &fx.reference(&format!("{repo}:1")),
+            &dir,
+            &["--yes"],
+            &["its manifest is invalid"],
+        );
+        assert!(!run.stderr.contains('\u{1b}'), "{}", run.describe());
+    }
+}
+
+/// A plugin verified when it was pulled is not pulled again unverified, or
+/// verified by another key, without --force.
+#[test]
+fn the_trust_of_a_verified_plugin_is_not_lowered_without_force() {
+    let (fx, _, _, dir) = populated();
+    let entry = lock_entry(&dir, "textstats.wasm");
+    let (reference, signer) = (field(&entry, "reference"), field(&entry, "signer"));
+    refused_unchanged(
+        &fx,
+        reference,
+        &dir,
+        &[],
+        &[
+            &format!("verified as signed by {signer}"),
+            "without verifying it",
+            "--force",
+        ],
+    );
+
+    let (py_key, py_pub) = fx.python_keygen("second");
+    vectors_ok(
+        &[
+            "sign",
+            &fx.registry.addr(),
+            "earlier/textstats",
+            digest_of(reference),
+            text(&py_key),
+        ],
+        &[("COSIGN_PASSWORD", PASSWORD)],
+    );
+    refused_unchanged(
+        &fx,
+        reference,
+        &dir,
+        &["--verify-key", text(&py_pub)],
+        &[
+            &format!("verified as signed by {signer}"),
+            "verified by another key",
+            "--force",
+        ],
+    );
+
+    let run = fx.pull(reference, &dir, &["--force"]).ok();
+    let entry = lock_entry(&dir, "textstats.wasm");
+    assert!(
+        !entry.contains_key("signer"),
+        "the lock still names a signer: {entry:?}\n{}",
+        run.describe()
+    );
+}
+
+/// A hand-written NAME.toml (no NAME.wasm) is not replaced without --force.
+#[test]
+fn a_hand_written_manifest_is_not_replaced_without_force() {
+    let (fx, key, public, dir) = populated();
+    std::fs::write(dir.join("calc.toml"), "# written by hand\n").unwrap();
+    let pulled_manifest = "# as pushed\n";
+    let pinned = fx.push(
+        &fx.plugin("calc", Some(pulled_manifest)),
+        "demo/calc:1",
+        Some(&key),
+    );
+    refused_unchanged(
+        &fx,
+        &pinned,
+        &dir,
+        &["--verify-key", text(&public)],
+        &["calc.toml exists and was not pulled from", "--force"],
+    );
+    let run = fx
+        .pull(&pinned, &dir, &["--verify-key", text(&public), "--force"])
+        .ok();
+    assert_eq!(
+        std::fs::read_to_string(dir.join("calc.toml"))
+            .ok()
+            .as_deref(),
+        Some(pulled_manifest),
+        "{}",
+        run.describe()
+    );
+}
+
+/// calc, signed with `key`, pushed as demo/calc:1, behind a proxy that
+/// stalls its download half way: the reference through the proxy, what the
+/// proxy saw, and the layer's digest.
+fn stalled_calc(fx: &Fixture, key: &Path) -> (String, Seen, String) {
+    let source = fx.plugin("calc", None);
+    fx.push(&source, "demo/calc:1", Some(key));
+    let digest = sha256(&std::fs::read(&source).unwrap());
+    let (proxy, seen) = faulty_proxy(fx.registry.addr(), digest.clone(), Fault::Stall);
+    (format!("{proxy}/demo/calc:1"), seen, digest)
+}
+
+/// Whether the proxy saw a GET of the blob `digest`.
+fn blob_asked(seen: &Seen, digest: &str) -> bool {
+    seen.lock()
+        .unwrap()
+        .iter()
+        .any(|(line, _)| is_blob_get(line, digest))
+}
+
+/// SIGTERM during a download: corral exits at once with 130, saying the
+/// folder is unchanged, and it is (the partial download removed).
+#[test]
+fn an_interrupted_pull_leaves_the_folder_as_it_was() {
+    let (fx, key, public, dir) = populated();
+    let (reference, seen, digest) = stalled_calc(&fx, &key);
+    let before = snapshot(&dir);
+    let started = start_corral(
+        &pull_args(&reference, &dir, &["--verify-key", text(&public)]),
+        &[],
+        false,
+    );
+    let part = dir.join(format!(".corral-pull-{}.wasm.part", started.pid()));
+    let deadline = Instant::now() + PATIENCE;
+    while !(blob_asked(&seen, &digest) && part.exists()) {
+        if Instant::now() > deadline {
+            // SAFETY: kill(2) of our own child, not yet waited for.
+            unsafe { libc::kill(started.pid(), libc::SIGKILL) };
+            panic!(
+                "no stalled download ({} and a GET of the blob) within {PATIENCE:?}:\n{}",
+                part.display(),
+                started.finish(None).describe()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let signalled = Instant::now();
+    // SAFETY: kill(2) of our own child, not yet waited for.
+    unsafe { libc::kill(started.pid(), libc::SIGTERM) };
+    let run = started.finish(None);
+    assert_eq!(run.code, Some(130), "{}", run.describe());
+    assert!(
+        signalled.elapsed() < Duration::from_secs(5),
+        "slow to stop after SIGTERM:\n{}",
+        run.describe()
+    );
+    let said = format!("interrupted; {} is unchanged", dir.display());
+    assert!(run.stderr.contains(&said), "{}", run.describe());
+    assert_unchanged(&dir, &before, &run);
+}
+
+/// A download that stalls is given up after --timeout, naming it.
+#[test]
+fn a_stalled_pull_gives_up_after_the_timeout() {
+    let (fx, key, public, dir) = populated();
+    let (reference, seen, digest) = stalled_calc(&fx, &key);
+    let run = refused_unchanged(
+        &fx,
+        &reference,
+        &dir,
+        &["--verify-key", text(&public), "--timeout", "2 s"],
+        &["gave up after 2 s (--timeout)"],
+    );
+    assert!(
+        blob_asked(&seen, &digest),
+        "the blob was never asked for: {seen:?}\n{}",
+        run.describe()
+    );
+    assert!(run.took < Duration::from_secs(10), "{}", run.describe());
+}
+
+/// Wrong credentials in docker's config.json are refused, saying where
+/// they came from.
+#[test]
+fn wrong_credentials_from_docker_config_are_named() {
+    let fx = Fixture::on(Registry::start_with_auth(USER, SECRET));
+    let source = fx.plugin("calc", None);
+    let reference = fx.reference("private/calc:1");
+    let docker = fx.docker_config("docker", USER, "not the password");
+    let wrong = [("DOCKER_CONFIG", text(&docker))];
+    let said = "refused the credentials from docker's config.json";
+    corral_with(&["push", text(&source), &reference], &wrong, None)
+        .refused(&reference, &["unauthorized", said]);
+    let dir = fx.folder("plugins");
+    refused_unchanged_with(&fx, &reference, &dir, &[], &wrong, &["unauthorized", said]);
 }

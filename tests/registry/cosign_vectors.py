@@ -30,8 +30,11 @@ for basic auth):
   cosign_vectors.py verify REGISTRY REPO DIGEST PUB     -> exit 0 iff a signature verifies
   cosign_vectors.py manifest REGISTRY REPO REF          -> prints the raw manifest
   cosign_vectors.py blob REGISTRY REPO DIGEST           -> writes the blob to stdout
-  cosign_vectors.py push-wasm REGISTRY REPO TAG FILE    -> pushes FILE in the CNCF
-      wasm artifact layout (as wkg/wasm-pkg-tools do), prints the manifest digest
+  cosign_vectors.py push-wasm REGISTRY REPO TAG FILE [--plugin-manifest TOML]
+      -> pushes FILE in the CNCF wasm artifact layout (as wkg/wasm-pkg-tools
+      do), with the text of the file TOML as the manifest's
+      `dev.corral.plugin.manifest` annotation if given (unchecked: to push
+      what Corral itself would refuse to), prints the manifest digest
 """
 
 import base64
@@ -56,6 +59,7 @@ SIGNATURE_ANNOTATION = "dev.cosignproject.cosign/signature"
 PAYLOAD_TYPE = "cosign container image signature"
 WASM_CONFIG = "application/vnd.wasm.config.v0+json"
 WASM_LAYER = "application/wasm"
+PLUGIN_MANIFEST_ANNOTATION = "dev.corral.plugin.manifest"
 KEY_PEM = "ENCRYPTED SIGSTORE PRIVATE KEY"
 SCRYPT = {"N": 65536, "r": 8, "p": 1}
 
@@ -305,7 +309,7 @@ def verify(registry, repo, digest, pub_path):
 
 # --- the CNCF wasm artifact layout ------------------------------------------------
 
-def push_wasm(registry, repo, tag, path):
+def push_wasm(registry, repo, tag, path, plugin_manifest=None):
     with open(path, "rb") as file:
         wasm = file.read()
     layer = {"mediaType": WASM_LAYER, **put_blob(registry, repo, wasm)}
@@ -321,6 +325,9 @@ def push_wasm(registry, repo, tag, path):
         "config": {"mediaType": WASM_CONFIG, **put_blob(registry, repo, config)},
         "layers": [layer],
     }
+    if plugin_manifest is not None:
+        with open(plugin_manifest, encoding="utf-8") as file:
+            manifest["annotations"] = {PLUGIN_MANIFEST_ANNOTATION: file.read()}
     print(put_manifest(registry, repo, tag, manifest))
 
 
@@ -343,6 +350,8 @@ def main(argv):
             del args[at:at + 2]
         if len(args) == 4 and count >= 1:
             return sign(*args, count)
+    elif argv and argv[0] == "push-wasm" and len(argv) == 7 and argv[5] == "--plugin-manifest":
+        return push_wasm(*argv[1:5], argv[6])
     elif argv and argv[0] in commands and len(argv) - 1 == commands[argv[0]][0]:
         return commands[argv[0]][1](*argv[1:])
     sys.stderr.write("Usage" + usage)
