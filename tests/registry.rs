@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use registry::{Registry, vectors_ok, vectors_with_env};
+use registry::{PROXY_VARIABLES, Registry, vectors_ok, vectors_with_env};
 use serde_json::{Value, json};
 use support::{PATIENCE, Server, example, first_text, test_cache_dir};
 
@@ -58,18 +58,6 @@ const GRANTING_MANIFEST: &str = "# calc, with a directory it does not need\n\
 
 const CALC_TOOLS: [&str; 6] = ["add", "subtract", "multiply", "divide", "power", "sqrt"];
 const LIST_CHANGED: &str = "notifications/tools/list_changed";
-
-/// Proxy variables in both cases: children reach loopback directly.
-const PROXY_VARIABLES: [&str; 8] = [
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "ALL_PROXY",
-    "NO_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "all_proxy",
-    "no_proxy",
-];
 
 /// How long any one `corral` command may take before the test fails.
 const COMMAND_BOUND: Duration = Duration::from_secs(120);

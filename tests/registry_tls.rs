@@ -22,26 +22,15 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use registry::{Registry, python};
+use registry::{PROXY_VARIABLES, Registry, python};
 use support::{example, repo_root, test_cache_dir};
 
 /// The registry's name in references: resolved by the proxy alone.
 const NAME: &str = "registry.corral.test";
 
-/// Variables that would change how the children reach the registry or
-/// whom they trust; each run sets the ones it wants on top of a clean slate.
-const NETWORK_VARIABLES: [&str; 10] = [
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "ALL_PROXY",
-    "NO_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "all_proxy",
-    "no_proxy",
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-];
+/// Variables that would change whom the children trust, removed like
+/// [`PROXY_VARIABLES`]; each run sets the ones it wants on a clean slate.
+const TRUST_VARIABLES: [&str; 2] = ["SSL_CERT_FILE", "SSL_CERT_DIR"];
 
 /// A CA, and a certificate for [`NAME`] that it signed, in a temp folder.
 struct TestCa {
@@ -196,13 +185,13 @@ fn pipe(client: TcpStream, server: TcpStream) {
 }
 
 /// `corral ARGS` with only the network variables in `env` (on top of
-/// [`NETWORK_VARIABLES`] removed), no docker credentials, and the tests'
+/// [`PROXY_VARIABLES`] and [`TRUST_VARIABLES`] removed), no docker credentials, and the tests'
 /// compile cache.
 fn corral(args: &[&str], env: &[(&str, &str)]) -> Output {
     let docker = tempfile::tempdir().unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_corral"));
     command.args(args);
-    for name in NETWORK_VARIABLES {
+    for name in PROXY_VARIABLES.iter().chain(&TRUST_VARIABLES) {
         command.env_remove(name);
     }
     command

@@ -26,14 +26,17 @@ const MANIFEST_TYPES: &str = "application/vnd.oci.image.manifest.v1+json, \
      application/vnd.oci.image.index.v1+json, \
      application/vnd.docker.distribution.manifest.v2+json";
 
-/// Proxy variables: the children talk to loopback only, never through a proxy.
-const PROXY_VARIABLES: [&str; 6] = [
+/// Proxy variables in both cases, removed from every child: the tests
+/// decide which proxy, if any, a child goes through.
+pub const PROXY_VARIABLES: [&str; 8] = [
     "HTTP_PROXY",
     "HTTPS_PROXY",
     "ALL_PROXY",
+    "NO_PROXY",
     "http_proxy",
     "https_proxy",
     "all_proxy",
+    "no_proxy",
 ];
 
 /// A running `docker-registry serve` on a free loopback port, with its
