@@ -20,7 +20,7 @@ use corral_registry::reference::{self, repository_name};
 use corral_registry::transport::{Options, Registry};
 use corral_registry::{clock, keys, publish};
 use corral_sandbox::units::human_duration;
-use corral_sandbox::{Manifest, Sandbox};
+use corral_sandbox::{Manifest, PluginFiles, Sandbox};
 
 use crate::grants;
 use crate::scaffold;
@@ -130,10 +130,12 @@ pub async fn push(
         .ok_or_else(|| anyhow!("{} is not a .wasm file", file.display()))?
         .to_owned();
     let signer = match key {
-        Some(key) => Some(read_signing_key(key)?),
+        Some(path) => Some((path, read_signing_key(path)?)),
         None => None,
     };
-    let wasm = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    let PluginFiles { wasm, manifest } = PluginFiles::read(file)
+        .await
+        .with_context(|| format!("cannot push {}", file.display()))?;
     // Refuse to publish what could not serve: not a component, a contract
     // the host does not know, a manifest with errors. (Whether it loads
     // here does not matter: its grants name directories of the folders it
@@ -146,16 +148,10 @@ pub async fn push(
             file.display()
         );
     }
-    let manifest_path = Manifest::path_for(file);
-    let manifest = match std::fs::read_to_string(&manifest_path) {
-        Ok(text) => {
-            Manifest::parse_portable(&text, &manifest_path)
-                .with_context(|| format!("cannot push {}", file.display()))?;
-            Some(text)
-        }
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
-        Err(err) => return Err(anyhow!("reading {}: {err}", manifest_path.display())),
-    };
+    if let Some(text) = &manifest {
+        Manifest::parse_portable(text, &Manifest::path_for(file))
+            .with_context(|| format!("cannot push {}", file.display()))?;
+    }
     let world = ComponentWorld {
         imports: shape.imports,
         exports: shape.exports,
@@ -239,7 +235,7 @@ async fn pull_checked(request: &PullRequest, access: &Access) -> Result<PathBuf>
     // A broken lock is found before anything is downloaded.
     let lock = Lock::read(dir)?;
     let trusted = match &request.verify_key {
-        Some(path) => Some(read_verifying_key(path)?),
+        Some(path) => Some((path, read_verifying_key(path)?)),
         None => None,
     };
     let trusted = trusted.as_ref().map(|(path, key)| TrustedKey {
@@ -391,7 +387,7 @@ async fn consent(name: &str, dir: &Path, manifest: Option<&str>, yes: bool) -> R
 
 /// A signing key and its file, decrypted with COSIGN_PASSWORD or a password
 /// asked for on a terminal.
-fn read_signing_key(path: &Path) -> Result<(PathBuf, corral_registry::SigningKey)> {
+fn read_signing_key(path: &Path) -> Result<corral_registry::SigningKey> {
     let pem = read_key_file(path)?;
     let password = match std::env::var(PASSWORD_VARIABLE) {
         Ok(password) => password,
@@ -400,15 +396,13 @@ fn read_signing_key(path: &Path) -> Result<(PathBuf, corral_registry::SigningKey
         }
         Err(_) => String::new(),
     };
-    let key = keys::decrypt_private(&pem, password.as_bytes())
-        .map_err(|err| anyhow!("{}: {err}", path.display()))?;
-    Ok((path.to_owned(), key))
+    keys::decrypt_private(&pem, password.as_bytes())
+        .map_err(|err| anyhow!("{}: {err}", path.display()))
 }
 
-fn read_verifying_key(path: &Path) -> Result<(PathBuf, corral_registry::VerifyingKey)> {
+fn read_verifying_key(path: &Path) -> Result<corral_registry::VerifyingKey> {
     let pem = read_key_file(path)?;
-    let key = keys::read_public(&pem).map_err(|err| anyhow!("{}: {err}", path.display()))?;
-    Ok((path.to_owned(), key))
+    keys::read_public(&pem).map_err(|err| anyhow!("{}: {err}", path.display()))
 }
 
 /// A key file's text; key files are small, so a large one is refused unread.
@@ -416,7 +410,7 @@ fn read_key_file(path: &Path) -> Result<String> {
     let size = std::fs::metadata(path)
         .with_context(|| format!("cannot read the key {}", path.display()))?
         .len();
-    if size > 64 << 10 {
+    if size > keys::MAX_PEM_BYTES as u64 {
         bail!("{} is {size} bytes: not a key file", path.display());
     }
     std::fs::read_to_string(path).with_context(|| format!("cannot read the key {}", path.display()))

@@ -46,7 +46,7 @@ pub const PUBLIC_KEY_LABEL: &str = "PUBLIC KEY";
 
 /// A key file larger than this is refused unread: a cosign private key is
 /// under 1 KiB, a public key a few hundred bytes.
-const MAX_PEM_BYTES: usize = 64 << 10;
+pub const MAX_PEM_BYTES: usize = 64 << 10;
 
 /// cosign's scrypt parameters, written into every key Corral generates.
 const SCRYPT_LOG_N: u8 = 16;
