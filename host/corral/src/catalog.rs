@@ -35,7 +35,7 @@ use arc_swap::ArcSwap;
 use tokio::sync::watch;
 
 use crate::reports::Reports;
-use corral_registry::lock::Lock;
+use corral_registry::lock::{Lock, Mismatch};
 use corral_sandbox::{Plugin, PluginFiles, Sandbox, is_valid_tool_name};
 use corral_tool::{LogLevel, ToolDef};
 
@@ -266,6 +266,12 @@ pub async fn load_all(
 /// through.
 async fn load_pinned(sandbox: &Arc<Sandbox>, lock: &Lock, path: &Path) -> Result<Plugin> {
     let files = PluginFiles::read(path).await?;
+    check_pinned(lock, path, &files)?;
+    Plugin::load_from(sandbox, path, files).await
+}
+
+/// Checks the files of the plugin at `path`, as read, against `lock`.
+pub fn check_pinned(lock: &Lock, path: &Path, files: &PluginFiles) -> Result<(), Mismatch> {
     let file_name = path
         .file_name()
         .map(|name| name.to_string_lossy())
@@ -274,8 +280,7 @@ async fn load_pinned(sandbox: &Arc<Sandbox>, lock: &Lock, path: &Path) -> Result
         &file_name,
         &files.wasm,
         files.manifest.as_deref().map(str::as_bytes),
-    )?;
-    Plugin::load_from(sandbox, path, files).await
+    )
 }
 
 /// A folder's plugins as loaded.

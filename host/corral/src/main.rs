@@ -585,11 +585,7 @@ async fn print_pin(file: &Path) -> Result<bool> {
         None => "signature not verified".to_owned(),
     };
     println!("pinned   {}@{} ({signer})", entry.reference, entry.digest);
-    match lock.check(
-        &name,
-        &files.wasm,
-        files.manifest.as_deref().map(str::as_bytes),
-    ) {
+    match catalog::check_pinned(&lock, file, &files) {
         Ok(()) => Ok(true),
         Err(mismatch) => {
             println!("         REFUSED: {mismatch}");
