@@ -500,6 +500,20 @@ impl Registry {
         let not_found = TransportError::NotFound {
             what: what.to_owned(),
         };
+        // oci-client reports an HTTP status either as its own error or, in
+        // some calls (`blob_exists`, the HEAD before every upload), as
+        // reqwest's: a 401 is the registry asking for credentials all the
+        // same, wherever it surfaces.
+        let status = match &err {
+            OciDistributionError::ServerError { code, .. } => Some(*code),
+            OciDistributionError::RequestError(request) => request.status().map(|s| s.as_u16()),
+            _ => None,
+        };
+        match status {
+            Some(401 | 403) => return unauthorized,
+            Some(404) => return not_found,
+            _ => {}
+        }
         match err {
             OciDistributionError::DigestError(DigestError::VerificationError {
                 expected,
@@ -511,11 +525,7 @@ impl Registry {
             },
             OciDistributionError::UnauthorizedError { .. }
             | OciDistributionError::AuthenticationFailure(_) => unauthorized,
-            OciDistributionError::ServerError {
-                code: 401 | 403, ..
-            } => unauthorized,
-            OciDistributionError::ServerError { code: 404, .. }
-            | OciDistributionError::ImageManifestNotFoundError(_) => not_found,
+            OciDistributionError::ImageManifestNotFoundError(_) => not_found,
             OciDistributionError::RegistryError { ref envelope, .. } => {
                 match envelope.errors.first().map(|e| &e.code) {
                     Some(OciErrorCode::Unauthorized | OciErrorCode::Denied) => unauthorized,
@@ -532,19 +542,6 @@ impl Registry {
                         ),
                     },
                 }
-            }
-            // Some oci-client calls (`blob_exists`: the HEAD before every
-            // upload) turn an HTTP status into a reqwest error: a 401 there
-            // is the registry asking for credentials all the same.
-            OciDistributionError::RequestError(ref request)
-                if matches!(request.status().map(|s| s.as_u16()), Some(401 | 403)) =>
-            {
-                unauthorized
-            }
-            OciDistributionError::RequestError(ref request)
-                if request.status().is_some_and(|s| s.as_u16() == 404) =>
-            {
-                not_found
             }
             OciDistributionError::RequestError(ref request)
                 if let Some(problem) = certificate_problem(request) =>
