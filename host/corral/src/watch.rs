@@ -6,8 +6,8 @@
 //! quiet for a moment, then hands over the set of plugin files (`*.wasm`),
 //! manifests (`*.toml`) and `corral.lock` they touched, so that one change
 //! means one reload. Other names (temporary files such as `corral pull`'s
-//! `.corral-pull-PID.wasm.part` and `.NAME.toml.part`, editor backups) are ignored; a file renamed into
-//! place shows up under its final name.
+//! `.corral-pull-PID.wasm.part` and `.NAME.toml.part`, editor backups) are
+//! ignored; a file renamed into place shows up under its final name.
 //!
 //! Where the platform reports that a writer closed a file (inotify does), a
 //! file still open for writing keeps the batch waiting a while longer, so
@@ -37,8 +37,8 @@ pub const OPEN_FOR_WRITING: Duration = Duration::from_secs(2);
 /// Whether the platform's watcher reports a writer closing a file.
 const REPORTS_CLOSE_WRITE: bool = cfg!(any(target_os = "linux", target_os = "android"));
 
-/// Plugin files, manifests and the lock that changed, by full path. A path may name a
-/// file that no longer exists (it was deleted or renamed away).
+/// Plugin files, manifests and the lock that changed, by full path. A path
+/// may name a file that no longer exists (it was deleted or renamed away).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Batch {
     pub paths: BTreeSet<PathBuf>,
@@ -295,7 +295,7 @@ mod tests {
         let mut debouncer = Debouncer::new(QUIET);
         let now = Instant::now();
         for temporary in [
-            "/p/.calc.wasm.part",
+            "/p/.corral-pull-4242.wasm.part",
             "/p/.calc.toml.part",
             "/p/.corral.lock.part",
         ] {

@@ -304,6 +304,21 @@ mod tests {
     }
 
     #[test]
+    fn a_lock_over_its_bound_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let padding = " ".repeat(MAX_LOCK_BYTES as usize + 1);
+        std::fs::write(
+            dir.path().join(LOCK_FILE),
+            format!("version = 1\n{padding}"),
+        )
+        .unwrap();
+        let err = Lock::read(dir.path()).unwrap_err();
+        assert!(matches!(err, LockError::TooLarge { .. }), "{err}");
+        assert!(err.to_string().contains("over the 4 MiB"), "{err}");
+        assert!(Lock::parse(&format!("version = 1\n{padding}")).is_err());
+    }
+
+    #[test]
     fn bad_locks_are_refused_with_the_reason() {
         for (text, reason) in [
             ("version = 2", "version 2"),
