@@ -288,6 +288,16 @@ impl Fixture {
         (base.with_extension("key"), base.with_extension("pub"))
     }
 
+    /// calc with `manifest` as calc.toml, pushed to `demo/calc:1` signed
+    /// with `key`; the pinned reference.
+    fn push_signed_calc(&self, manifest: &str, key: &Path) -> String {
+        self.push(
+            &self.plugin("calc", Some(manifest)),
+            "demo/calc:1",
+            Some(key),
+        )
+    }
+
     /// `corral push FILE REF [--key KEY]`, which must succeed; the pinned
     /// reference it printed.
     fn push(&self, wasm: &Path, repo_tag: &str, key: Option<&Path>) -> String {
@@ -1013,11 +1023,7 @@ fn an_unreachable_registry_fails_promptly() {
 #[test]
 fn grants_without_consent_are_refused() {
     let (fx, key, public, dir) = populated();
-    let pinned = fx.push(
-        &fx.plugin("calc", Some(GRANTING_MANIFEST)),
-        "demo/calc:1",
-        Some(&key),
-    );
+    let pinned = fx.push_signed_calc(GRANTING_MANIFEST, &key);
     let run = refused_unchanged(
         &fx,
         &pinned,
@@ -1349,11 +1355,7 @@ fn an_inherited_variable_unset_here_needs_consent() {
         "CORRAL_TEST_SECRET is set in the tests' environment"
     );
     let (fx, key, public, dir) = populated();
-    let pinned = fx.push(
-        &fx.plugin("calc", Some(INHERITING_MANIFEST)),
-        "demo/calc:1",
-        Some(&key),
-    );
+    let pinned = fx.push_signed_calc(INHERITING_MANIFEST, &key);
     refused_unchanged(
         &fx,
         &pinned,
@@ -1489,11 +1491,7 @@ fn a_hand_written_manifest_is_not_replaced_without_force() {
     let (fx, key, public, dir) = populated();
     std::fs::write(dir.join("calc.toml"), "# written by hand\n").unwrap();
     let pulled_manifest = "# as pushed\n";
-    let pinned = fx.push(
-        &fx.plugin("calc", Some(pulled_manifest)),
-        "demo/calc:1",
-        Some(&key),
-    );
+    let pinned = fx.push_signed_calc(pulled_manifest, &key);
     refused_unchanged(
         &fx,
         &pinned,
