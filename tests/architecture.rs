@@ -1,6 +1,7 @@
 //! The architecture, checked: the crate graph and the modules inside each
 //! crate allow data to flow one way only (wire -> dispatch -> catalog ->
-//! validation -> sandbox -> shaping -> wire), as README's layout describes.
+//! validation -> sandbox -> shaping -> wire), as the layout in
+//! docs/development.md describes.
 //!
 //! - `corral-tool`, the shared vocabulary, depends on serde_json and
 //!   tokio's channels only;

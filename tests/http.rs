@@ -584,7 +584,7 @@ fn a_stateless_call_stops_when_its_client_leaves() {
 
 /// 10,000 stateless calls from 32 concurrent clients over keep-alive
 /// connections: none may be lost or fail. Prints calls per second (see
-/// BENCHMARKS.md, "HTTP load").
+/// docs/benchmarks.md, "HTTP load").
 #[test]
 fn load_10000_calls_from_32_clients() {
     const CLIENTS: usize = 32;

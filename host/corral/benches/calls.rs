@@ -2,7 +2,7 @@
 //! the floors it should be compared with, measured in the same run.
 //!
 //! Run with `cargo bench -p corral --bench calls` (after `scripts/setup`; the
-//! example plugins are built first if needed). See BENCHMARKS.md for what
+//! example plugins are built first if needed). See docs/benchmarks.md for what
 //! each figure means and the targets.
 //!
 //! Floors:
