@@ -1,7 +1,7 @@
 //! Plugin distribution (issue 18): `corral push`, `corral pull` and
 //! `corral keygen` against a real OCI registry on loopback (the Distribution
 //! registry, Debian's `docker-registry`, installed by
-//! tests/registry/setup-registry), with cosign-format signatures checked
+//! scripts/system-packages), with cosign-format signatures checked
 //! against an independent implementation of that format
 //! (tests/registry/cosign_vectors.py).
 //!

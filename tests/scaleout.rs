@@ -1,5 +1,5 @@
 //! Scale-out: two `corral serve --http` replicas of one shared plugin folder
-//! behind nginx (the Debian package, installed by tests/http/setup-nginx) on
+//! behind nginx (the Debian package, installed by scripts/system-packages) on
 //! loopback, with the configuration of tests/http/nginx.conf.template.
 //! Stateless calls spread over both replicas, a plugin dropped into the
 //! shared folder appears on both, a legacy session works through the
@@ -13,13 +13,14 @@ mod support;
 
 use std::collections::HashMap;
 use std::net::TcpListener;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 use http::{Client, HttpServer};
-use support::{example, fixture, folder_with, repo_root, run_setup};
+use support::{example, fixture, folder_with, repo_root, run_setup, system_program};
 
 /// nginx as a child process, stopped when dropped.
 struct Nginx {
@@ -51,9 +52,8 @@ impl Nginx {
     }
 }
 
-fn nginx_binary() -> String {
-    let lines = run_setup("tests/http/setup-nginx");
-    lines.first().expect("the nginx binary").trim().to_string()
+fn nginx_binary() -> PathBuf {
+    system_program("nginx", "nginx")
 }
 
 /// Starts nginx on a free loopback port in front of `replicas`.

@@ -24,7 +24,8 @@ pub fn repo_root() -> PathBuf {
 }
 
 /// Runs a setup script (a path from the repository's root, such as
-/// `tests/http/setup-nginx`) that installs what a test needs, and returns
+/// `tests/clients/setup-python`) that installs what a test needs under the
+/// target folder (never system packages: see [`system_program`]), and returns
 /// the lines it prints: the paths to run it from. Fails with the script's
 /// stderr.
 pub fn run_setup(script: &str) -> Vec<String> {
@@ -41,6 +42,33 @@ pub fn run_setup(script: &str) -> Vec<String> {
         .lines()
         .map(str::to_string)
         .collect()
+}
+
+/// The path of `program`, from the Debian package `package`, which
+/// `scripts/system-packages test` installs before any test runs (scripts/test
+/// runs it first). Tests run in parallel and never install anything from
+/// Debian themselves: apt allows one install at a time. A missing program
+/// fails the test with the command that installs it.
+pub fn system_program(program: &str, package: &str) -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    // Debian puts daemons such as nginx in sbin, often not on a user's PATH.
+    let sbin = ["/usr/local/sbin", "/usr/sbin", "/sbin"].map(PathBuf::from);
+    std::env::split_paths(&path)
+        .chain(sbin)
+        .map(|dir| dir.join(program))
+        .find(|candidate| is_executable(candidate))
+        .unwrap_or_else(|| {
+            panic!(
+                "{program} is missing: the suites need Debian's {package}; install it with \
+                 `scripts/system-packages test` (scripts/test runs it before any test)"
+            )
+        })
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
 
 /// The target folder: `CARGO_TARGET_DIR`, or `target/` in the repository.

@@ -1,6 +1,6 @@
 //! Test support for plugin distribution: a real OCI registry on loopback (the
 //! Distribution registry, Debian's `docker-registry`, installed by
-//! tests/registry/setup-registry) as a child process, a tiny raw HTTP client
+//! scripts/system-packages) as a child process, a tiny raw HTTP client
 //! to look at what was pushed, and the independent cosign-format test vectors
 //! (tests/registry/cosign_vectors.py, in the venv of
 //! tests/registry/setup-python).
@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use base64::Engine;
 
-use crate::support::{repo_root, run_setup};
+use crate::support::{repo_root, run_setup, system_program};
 
 /// How long the registry may take to start listening.
 const STARTUP: Duration = Duration::from_secs(10);
@@ -76,11 +76,7 @@ impl Registry {
         credentials: Option<(String, String)>,
         tls: Option<(&Path, &Path)>,
     ) -> Registry {
-        let binary = run_setup("tests/registry/setup-registry")
-            .first()
-            .expect("the docker-registry binary")
-            .trim()
-            .to_string();
+        let binary = system_program("docker-registry", "docker-registry");
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("storage");
         std::fs::create_dir(&root).unwrap();
@@ -126,7 +122,7 @@ impl Registry {
         without_proxies(&mut command);
         let mut child = command
             .spawn()
-            .unwrap_or_else(|err| panic!("starting {binary}: {err}"));
+            .unwrap_or_else(|err| panic!("starting {}: {err}", binary.display()));
 
         // The log goes to stderr; the line `listening on 127.0.0.1:PORT`
         // (`listening on 127.0.0.1:PORT, tls` with TLS) names the port. Keep draining stderr after it, or the registry
@@ -157,7 +153,8 @@ impl Registry {
                 // The reader thread may still be copying the last lines.
                 std::thread::sleep(Duration::from_millis(100));
                 panic!(
-                    "{binary} did not report a listening address within {STARTUP:?}; its log:\n{}",
+                    "{} did not report a listening address within {STARTUP:?}; its log:\n{}",
+                    binary.display(),
                     log.lock().unwrap()
                 );
             }
