@@ -27,7 +27,9 @@ use support::{first_text, repo_root, target_dir, test_cache_dir};
 
 fn corral() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_corral"));
-    command.env("CORRAL_CACHE_DIR", test_cache_dir());
+    command
+        .env("CORRAL_CACHE_DIR", test_cache_dir())
+        .env_remove("CORRAL_SDK_PATH");
     command
 }
 
@@ -51,19 +53,30 @@ fn run(what: &str, command: &mut Command, expect_success: bool) -> Output {
 }
 
 /// A project's script (`build`, `test`) with the environment the tests
-/// share: the repository's toolchains, this `corral` for the C adapter, and
-/// a Rust target folder kept between runs.
+/// share: the repository's toolchains and a Rust target folder kept between
+/// runs. No `corral` is on its PATH and CORRAL is unset: a C project's build
+/// must find the corral that wrote it by itself.
 fn script(project: &Path, name: &str) -> Command {
     let mut command = Command::new(project.join(name));
     command
         .current_dir(project)
         .env("CORRAL_TOOLCHAINS", target_dir().join("toolchains"))
-        .env("CORRAL", env!("CARGO_BIN_EXE_corral"))
+        .env("PATH", path_without_corral())
+        .env_remove("CORRAL")
         .env(
             "CARGO_TARGET_DIR",
             target_dir().join("authoring").join("rust"),
         );
     command
+}
+
+/// This process's PATH without the folders that hold a `corral`.
+fn path_without_corral() -> std::ffi::OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let kept: Vec<PathBuf> = std::env::split_paths(&path)
+        .filter(|dir| !dir.join("corral").exists())
+        .collect();
+    std::env::join_paths(kept).unwrap()
 }
 
 /// `corral call DIR TOOL ARGS`: the result, and whether it succeeded.
@@ -96,6 +109,16 @@ fn scaffold_builds_and_serves(
     let project: PathBuf = parent.path().join(name);
     let said = String::from_utf8_lossy(&output.stdout);
     assert!(said.contains("./build"), "next steps: {said}");
+    if language == "rust" {
+        let sdk = std::fs::canonicalize(repo_root().join("sdk-guest")).unwrap();
+        assert!(
+            said.contains(&format!(
+                "corral-sdk at {}, the checkout this corral was built from",
+                sdk.display()
+            )),
+            "next steps name the SDK chosen: {said}"
+        );
+    }
     assert!(project.join("README.md").is_file());
 
     run(
@@ -103,11 +126,22 @@ fn scaffold_builds_and_serves(
         &mut script(&project, "test"),
         true,
     );
-    run(
+    let built = run(
         &format!("{language} ./build"),
         &mut script(&project, "build"),
         true,
     );
+    if language == "c" {
+        let corral = std::fs::canonicalize(env!("CARGO_BIN_EXE_corral")).unwrap();
+        let stderr = String::from_utf8_lossy(&built.stderr);
+        assert!(
+            stderr.contains(&format!(
+                "corral is not on PATH; using {}, which wrote this project",
+                corral.display()
+            )),
+            "{stderr}"
+        );
+    }
     let wasm = project.join(format!("{name}.wasm"));
     assert!(wasm.is_file(), "./build wrote no {}", wasm.display());
 
@@ -134,12 +168,56 @@ fn scaffold_builds_and_serves(
     (parent, project)
 }
 
-/// The SDK from this checkout: corral-sdk is not on crates.io (yet).
+/// With no flag and no CORRAL_SDK_PATH, the project depends on the SDK of
+/// the checkout that built this corral (corral-sdk is not on crates.io).
 #[test]
 fn rust() {
-    let sdk = repo_root().join("sdk-guest");
-    let sdk = sdk.to_str().unwrap();
-    scaffold_builds_and_serves("rust", "greet-rs", &["--sdk-path", sdk]);
+    scaffold_builds_and_serves("rust", "greet-rs", &[]);
+}
+
+/// When the SDK a project depends on is gone, `./build` fails with the one
+/// command that fixes it, and that command does.
+#[test]
+fn a_rust_build_without_its_sdk_prints_the_command_that_fixes_it() {
+    let parent = tempfile::tempdir().unwrap();
+    run(
+        "corral new rust moved",
+        corral()
+            .args(["new", "rust", "moved", "--dir"])
+            .arg(parent.path()),
+        true,
+    );
+    let project = parent.path().join("moved");
+    let manifest = project.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let sdk = std::fs::canonicalize(repo_root().join("sdk-guest")).unwrap();
+    let gone = parent.path().join("old-checkout/sdk-guest");
+    let moved = text.replace(sdk.to_str().unwrap(), gone.to_str().unwrap());
+    assert_ne!(text, moved, "Cargo.toml names the SDK's path:\n{text}");
+    std::fs::write(&manifest, moved).unwrap();
+
+    let failed = run("./build (SDK gone)", &mut script(&project, "build"), false);
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    let fix = "./build --sdk-path /path/to/corral/sdk-guest";
+    assert!(
+        stderr.contains("cannot get the corral-sdk dependency") && stderr.contains(fix),
+        "{stderr}"
+    );
+
+    // The printed command, with the checkout's real place.
+    let mut fixed = script(&project, "build");
+    fixed.args(["--sdk-path", repo_root().to_str().unwrap()]);
+    let output = run("./build --sdk-path CHECKOUT", &mut fixed, true);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "Cargo.toml now takes corral-sdk from {}",
+            sdk.display()
+        )),
+        "{stderr}"
+    );
+    let result = call(&project, "moved", r#"{"name": "Ada"}"#, true);
+    assert_eq!(first_text(&result), "Hello, Ada!", "{result}");
 }
 
 #[test]
@@ -168,7 +246,8 @@ fn javascript() {
     );
 }
 
-/// Its build writes the WASI adapter with `corral adapter` (CORRAL).
+/// Its build writes the WASI adapter with `corral adapter`, from the corral
+/// that wrote the project (none is on PATH).
 #[test]
 fn c() {
     scaffold_builds_and_serves("c", "greet-c", &[]);

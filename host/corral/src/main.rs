@@ -14,7 +14,7 @@ use corral::grants;
 use corral::host::FolderHost;
 use corral::reload;
 use corral::reports::Reports;
-use corral::scaffold::{self, Language, Sdk};
+use corral::scaffold::{self, Language};
 use corral_mcp::{self as mcp, Revision, ServerOptions, ToolHost};
 use corral_registry::lock::Lock;
 use corral_sandbox::imports::Verdict;
@@ -166,8 +166,9 @@ enum Authoring {
         #[arg(long, value_name = "DIR", default_value = ".")]
         dir: PathBuf,
         /// Rust only: depend on the corral-sdk crate at PATH (the sdk-guest/
-        /// folder of a checkout of Corral) instead of corral-sdk 0.1 from
-        /// crates.io.
+        /// folder of a checkout of Corral). Without it, a project depends on
+        /// the SDK of the checkout this corral was built from, or on
+        /// corral-sdk 0.1 from crates.io when that checkout is gone.
         #[arg(long, env = "CORRAL_SDK_PATH", value_name = "PATH")]
         sdk_path: Option<PathBuf>,
     },
@@ -343,8 +344,8 @@ fn author(command: Authoring) -> ExitCode {
             dir,
             sdk_path,
         } => {
-            let sdk = sdk_path.map_or(Sdk::CratesIo, Sdk::Path);
-            scaffold::create(language, &name, &dir, &sdk)
+            let origin = scaffold::Origin::this_corral(sdk_path);
+            scaffold::create(language, &name, &dir, &origin)
                 .map(|created| print!("{}", created.next_steps()))
                 .map_err(anyhow::Error::from)
         }

@@ -57,6 +57,45 @@ pub enum Sdk {
     Path(PathBuf),
 }
 
+/// The guest SDK of the checkout this binary was built from, recorded at
+/// build time: a project made by this `corral` then builds against the very
+/// SDK that matches its contract, with no flag, as long as that checkout is
+/// there.
+pub const BUILT_FROM_SDK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../sdk-guest");
+
+/// Why a Rust project depends on the SDK it does, told to its author.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SdkOrigin {
+    /// `--sdk-path` or `CORRAL_SDK_PATH` named it.
+    Given,
+    /// The checkout this `corral` was built from.
+    BuiltFrom,
+    /// crates.io, because the checkout this `corral` was built from (the
+    /// path) is gone.
+    CheckoutGone(PathBuf),
+}
+
+impl Sdk {
+    /// The SDK a Rust project depends on: `given` (`--sdk-path`) when there
+    /// is one, else the SDK at `built_from` (normally [`BUILT_FROM_SDK`])
+    /// when it is still a corral-sdk crate, else crates.io.
+    pub fn choose(
+        given: Option<PathBuf>,
+        built_from: &Path,
+    ) -> Result<(Sdk, SdkOrigin), ScaffoldError> {
+        if let Some(path) = given {
+            return Ok((Sdk::Path(sdk_crate(&path)?), SdkOrigin::Given));
+        }
+        match sdk_crate(built_from) {
+            Ok(path) => Ok((Sdk::Path(path), SdkOrigin::BuiltFrom)),
+            Err(_) => Ok((
+                Sdk::CratesIo,
+                SdkOrigin::CheckoutGone(built_from.to_path_buf()),
+            )),
+        }
+    }
+}
+
 /// Why a project could not be created. Nothing is left behind when any of
 /// these is returned.
 #[derive(Debug)]
@@ -258,6 +297,8 @@ pub struct Created {
     /// The project folder, `PARENT/NAME`.
     pub dir: PathBuf,
     pub sdk: Sdk,
+    /// Why the SDK is that one (Rust projects only; `None` for the others).
+    pub sdk_origin: Option<SdkOrigin>,
 }
 
 impl Created {
@@ -271,12 +312,54 @@ impl Created {
             self.dir.display(),
             self.name,
         );
-        if self.language == Language::Rust && self.sdk == Sdk::CratesIo {
-            text.push_str(
-                "It depends on corral-sdk 0.1 from crates.io; to build against a checkout of Corral instead, create it with --sdk-path CHECKOUT/sdk-guest (see its README).\n",
-            );
+        match (&self.sdk, &self.sdk_origin) {
+            (Sdk::Path(path), Some(SdkOrigin::BuiltFrom)) => text.push_str(&format!(
+                "It depends on corral-sdk at {}, the checkout this corral was built from.\n",
+                path.display()
+            )),
+            (Sdk::Path(path), _) => text.push_str(&format!(
+                "It depends on corral-sdk at {} (--sdk-path).\n",
+                path.display()
+            )),
+            (Sdk::CratesIo, Some(SdkOrigin::CheckoutGone(checkout))) => text.push_str(&format!(
+                "It depends on corral-sdk 0.1 from crates.io: the checkout this corral was built \
+                 from ({}) is gone. To build against a checkout of Corral instead, run in the \
+                 project: {SDK_FIX}\n",
+                checkout.display()
+            )),
+            (Sdk::CratesIo, _) => {}
         }
         text
+    }
+}
+
+/// The one command that points a Rust project at a checkout's SDK, for
+/// `./build` and the next steps to print when the SDK cannot be had. (Not
+/// `cargo add --path`: cargo cannot load a project whose path dependency is
+/// gone, not even to replace it.)
+pub const SDK_FIX: &str = "./build --sdk-path /path/to/corral/sdk-guest";
+
+/// What a project needs to know of the `corral` that writes it.
+#[derive(Clone, Debug, Default)]
+pub struct Origin {
+    /// `--sdk-path` (or `CORRAL_SDK_PATH`), Rust only.
+    pub sdk_path: Option<PathBuf>,
+    /// The checkout's SDK recorded when this `corral` was built
+    /// ([`BUILT_FROM_SDK`]).
+    pub built_from_sdk: PathBuf,
+    /// This `corral` binary, for a C project's build to fall back on when no
+    /// `corral` is on PATH (`None` when it cannot be told).
+    pub corral: Option<PathBuf>,
+}
+
+impl Origin {
+    /// The running `corral`, built from the checkout at [`BUILT_FROM_SDK`].
+    pub fn this_corral(sdk_path: Option<PathBuf>) -> Origin {
+        Origin {
+            sdk_path,
+            built_from_sdk: PathBuf::from(BUILT_FROM_SDK),
+            corral: std::env::current_exe().and_then(fs::canonicalize).ok(),
+        }
     }
 }
 
@@ -286,15 +369,18 @@ pub fn create(
     language: Language,
     name: &str,
     parent: &Path,
-    sdk: &Sdk,
+    origin: &Origin,
 ) -> Result<Created, ScaffoldError> {
     check_name(name)?;
     // Everything that can be checked is checked before the folder exists.
     // Only a Rust project has the SDK dependency; a path given for another
     // language is ignored (CORRAL_SDK_PATH may be set for every `corral new`).
-    let sdk = match (language, sdk) {
-        (Language::Rust, Sdk::Path(path)) => Sdk::Path(sdk_crate(path)?),
-        _ => Sdk::CratesIo,
+    let (sdk, sdk_origin) = match language {
+        Language::Rust => {
+            let (sdk, why) = Sdk::choose(origin.sdk_path.clone(), &origin.built_from_sdk)?;
+            (sdk, Some(why))
+        }
+        _ => (Sdk::CratesIo, None),
     };
     if !parent.is_dir() {
         return Err(ScaffoldError::NoParent(parent.to_path_buf()));
@@ -309,7 +395,8 @@ pub fn create(
             ScaffoldError::Io { path: dir, source }
         });
     }
-    if let Err(err) = write_files(&dir, files(language), &substitutions(name, &sdk)) {
+    let substitutions = substitutions(name, &sdk, origin.corral.as_deref());
+    if let Err(err) = write_files(&dir, files(language), &substitutions) {
         // The folder is ours: create_dir made it just now.
         let _ = fs::remove_dir_all(&dir);
         return Err(err);
@@ -319,30 +406,31 @@ pub fn create(
         name: name.to_string(),
         dir,
         sdk,
+        sdk_origin,
     })
 }
 
 /// The placeholders and their values.
-fn substitutions(name: &str, sdk: &Sdk) -> Vec<(&'static str, String)> {
+fn substitutions(name: &str, sdk: &Sdk, corral: Option<&Path>) -> Vec<(&'static str, String)> {
     let (dependency, readme) = match sdk {
         Sdk::CratesIo => (
             "corral-sdk = \"0.1\"".to_string(),
-            "`Cargo.toml` depends on `corral-sdk = \"0.1\"` from crates.io. To build against a \
-             checkout of Corral's repository instead, point the dependency at its `sdk-guest/` \
-             folder: `corral-sdk = { path = \"/path/to/corral/sdk-guest\" }`. That is what \
-             `corral new rust NAME --sdk-path /path/to/corral/sdk-guest` (or the environment \
-             variable `CORRAL_SDK_PATH`) writes."
-                .to_string(),
+            format!(
+                "`Cargo.toml` depends on `corral-sdk = \"0.1\"` from crates.io. To build against \
+                 a checkout of Corral's repository instead, point the dependency at its \
+                 `sdk-guest/` folder: `{SDK_FIX}`."
+            ),
         ),
         Sdk::Path(path) => (
             format!(
-                "# A local checkout of Corral's guest SDK (corral new --sdk-path).\ncorral-sdk = {{ path = {} }}",
+                "# The guest SDK of a local checkout of Corral.\ncorral-sdk = {{ path = {} }}",
                 toml_string(&path.to_string_lossy())
             ),
             format!(
-                "`Cargo.toml` depends on the SDK in a local checkout of Corral, `{}`, as \
-                 `corral new rust --sdk-path` wrote it: cargo builds it from there. To use the \
-                 published crate instead, write `corral-sdk = \"0.1\"` (from crates.io).",
+                "`Cargo.toml` depends on the SDK in a local checkout of Corral, `{}`: cargo builds \
+                 it from there. If that checkout moves, point the dependency at its new place \
+                 with `{SDK_FIX}`; to use the published crate instead, write \
+                 `corral-sdk = \"0.1\"` (from crates.io).",
                 path.display()
             ),
         ),
@@ -351,7 +439,21 @@ fn substitutions(name: &str, sdk: &Sdk) -> Vec<(&'static str, String)> {
         ("name", name.to_string()),
         ("sdk_dependency", dependency),
         ("sdk_readme", readme),
+        ("sdk_fix", SDK_FIX.to_string()),
+        (
+            "corral_path",
+            shell_string(
+                &corral
+                    .map(|path| path.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            ),
+        ),
     ]
+}
+
+/// `text` as one word of bash: in single quotes, each `'` written `'\''`.
+fn shell_string(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 /// Fills in every `{{key}}` of `text`.
@@ -492,7 +594,10 @@ mod tests {
         for language in Language::ALL {
             for sdk in [Sdk::CratesIo, Sdk::Path("/x/sdk-guest".into())] {
                 for file in files(language).iter().filter(|f| f.template) {
-                    let text = render(file.text, &substitutions("greet", &sdk));
+                    let text = render(
+                        file.text,
+                        &substitutions("greet", &sdk, Some(Path::new("/x/corral"))),
+                    );
                     assert!(
                         !text.contains("{{"),
                         "{language:?} {}: a placeholder is left:\n{text}",
@@ -503,10 +608,23 @@ mod tests {
         }
     }
 
+    /// An [`Origin`] with no `--sdk-path` and a built-from checkout at `sdk`.
+    fn origin(sdk: &Path) -> Origin {
+        Origin {
+            sdk_path: None,
+            built_from_sdk: sdk.to_path_buf(),
+            corral: Some("/opt/it's/corral".into()),
+        }
+    }
+
+    fn this_checkout() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    }
+
     #[test]
     fn creates_the_project_and_refuses_to_overwrite_it() {
         let parent = tempfile::tempdir().unwrap();
-        let created = create(Language::Python, "greet", parent.path(), &Sdk::CratesIo).unwrap();
+        let created = create(Language::Python, "greet", parent.path(), &Origin::default()).unwrap();
         assert_eq!(created.dir, parent.path().join("greet"));
         let app = fs::read_to_string(created.dir.join("app.py")).unwrap();
         assert!(app.contains("TOOL_NAME = \"greet\""), "{app}");
@@ -526,14 +644,14 @@ mod tests {
 
         // Neither an existing project nor a file of that name is written into.
         fs::write(created.dir.join("app.py"), "mine").unwrap();
-        let err = create(Language::C, "greet", parent.path(), &Sdk::CratesIo).unwrap_err();
+        let err = create(Language::C, "greet", parent.path(), &Origin::default()).unwrap_err();
         assert!(matches!(err, ScaffoldError::Exists(_)), "{err}");
         assert_eq!(
             fs::read_to_string(created.dir.join("app.py")).unwrap(),
             "mine"
         );
         fs::write(parent.path().join("file"), "").unwrap();
-        let err = create(Language::C, "file", parent.path(), &Sdk::CratesIo).unwrap_err();
+        let err = create(Language::C, "file", parent.path(), &Origin::default()).unwrap_err();
         assert!(err.to_string().contains("already exists"), "{err}");
     }
 
@@ -541,11 +659,14 @@ mod tests {
     fn a_missing_parent_or_a_wrong_sdk_path_writes_nothing() {
         let parent = tempfile::tempdir().unwrap();
         let missing = parent.path().join("nope");
-        let err = create(Language::Rust, "greet", &missing, &Sdk::CratesIo).unwrap_err();
+        let err = create(Language::Rust, "greet", &missing, &Origin::default()).unwrap_err();
         assert!(matches!(err, ScaffoldError::NoParent(_)), "{err}");
 
-        let sdk = Sdk::Path(parent.path().to_path_buf());
-        let err = create(Language::Rust, "greet", parent.path(), &sdk).unwrap_err();
+        let given = Origin {
+            sdk_path: Some(parent.path().to_path_buf()),
+            ..origin(&this_checkout())
+        };
+        let err = create(Language::Rust, "greet", parent.path(), &given).unwrap_err();
         assert!(
             err.to_string().contains("no corral-sdk crate there"),
             "{err}"
@@ -555,19 +676,89 @@ mod tests {
 
     #[test]
     fn the_sdk_path_may_be_the_crate_or_the_repository_root() {
-        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let repo = this_checkout();
         let sdk = fs::canonicalize(repo.join("sdk-guest")).unwrap();
         assert_eq!(sdk_crate(&repo).unwrap(), sdk);
         assert_eq!(sdk_crate(&repo.join("sdk-guest")).unwrap(), sdk);
 
         let parent = tempfile::tempdir().unwrap();
-        let created = create(Language::Rust, "greet", parent.path(), &Sdk::Path(repo)).unwrap();
+        let given = Origin {
+            sdk_path: Some(repo),
+            ..Origin::default()
+        };
+        let created = create(Language::Rust, "greet", parent.path(), &given).unwrap();
+        assert_eq!(created.sdk_origin, Some(SdkOrigin::Given));
         let manifest = fs::read_to_string(created.dir.join("Cargo.toml")).unwrap();
         let line = format!(
             "corral-sdk = {{ path = {} }}",
             toml_string(sdk.to_str().unwrap())
         );
         assert!(manifest.contains(&line), "{manifest}");
+    }
+
+    /// With no --sdk-path, a Rust project depends on the SDK of the checkout
+    /// that built corral, and says so; when that checkout is gone, on
+    /// crates.io, saying why and the command that points it at a checkout.
+    #[test]
+    fn the_sdk_is_the_built_from_checkouts_until_it_is_gone() {
+        assert!(
+            is_corral_sdk(
+                &fs::read_to_string(Path::new(BUILT_FROM_SDK).join("Cargo.toml")).unwrap()
+            ),
+            "BUILT_FROM_SDK names this checkout's sdk-guest"
+        );
+        let parent = tempfile::tempdir().unwrap();
+        let built_from = this_checkout().join("sdk-guest");
+        let created = create(Language::Rust, "here", parent.path(), &origin(&built_from)).unwrap();
+        let sdk = fs::canonicalize(&built_from).unwrap();
+        assert_eq!(created.sdk, Sdk::Path(sdk.clone()));
+        let manifest = fs::read_to_string(created.dir.join("Cargo.toml")).unwrap();
+        assert!(
+            manifest.contains(&toml_string(sdk.to_str().unwrap())),
+            "{manifest}"
+        );
+        let said = created.next_steps();
+        assert!(
+            said.contains(&format!(
+                "corral-sdk at {}, the checkout this corral was built from",
+                sdk.display()
+            )),
+            "{said}"
+        );
+
+        let gone = parent.path().join("moved-away/sdk-guest");
+        let created = create(Language::Rust, "gone", parent.path(), &origin(&gone)).unwrap();
+        assert_eq!(created.sdk, Sdk::CratesIo);
+        let manifest = fs::read_to_string(created.dir.join("Cargo.toml")).unwrap();
+        assert!(manifest.contains("corral-sdk = \"0.1\""), "{manifest}");
+        let said = created.next_steps();
+        assert!(
+            said.contains(&format!(
+                "from crates.io: the checkout this corral was built from ({}) is gone",
+                gone.display()
+            )) && said.contains(SDK_FIX),
+            "{said}"
+        );
+    }
+
+    /// A C project's build falls back on the corral that wrote it, quoted
+    /// for bash whatever its path.
+    #[test]
+    fn a_c_project_records_the_corral_that_wrote_it() {
+        let parent = tempfile::tempdir().unwrap();
+        let created = create(
+            Language::C,
+            "cc",
+            parent.path(),
+            &origin(Path::new("/nowhere")),
+        )
+        .unwrap();
+        let build = fs::read_to_string(created.dir.join("build")).unwrap();
+        assert!(
+            build.contains(r"written_by='/opt/it'\''s/corral'"),
+            "{build}"
+        );
+        assert_eq!(created.sdk_origin, None);
     }
 
     #[test]
