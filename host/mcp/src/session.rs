@@ -160,18 +160,26 @@ enum Era {
 }
 
 impl Era {
+    /// Whether `request` is of the stateless era: its method exists only
+    /// there, or its `_meta` names a protocol version. (Only the version
+    /// selects the era: legacy revisions define other
+    /// `io.modelcontextprotocol/` keys, `related-task` in 2025-11-25.)
+    fn is_stateless(request: &Request) -> bool {
+        STATELESS_ONLY_METHODS.contains(&request.method.as_str())
+            || request
+                .params
+                .get("_meta")
+                .and_then(Value::as_object)
+                .is_some_and(|meta| meta.contains_key(META_PROTOCOL_VERSION))
+    }
+
     /// The era of `request`, or the error for a stateless request whose
     /// `_meta` lacks what every stateless request must carry.
     fn of(request: &Request) -> Result<Era, RpcError> {
-        let meta = request.params.get("_meta").and_then(Value::as_object);
-        // Only the version selects the era: legacy revisions define other
-        // `io.modelcontextprotocol/` keys (`related-task` in 2025-11-25).
-        let stateless = STATELESS_ONLY_METHODS.contains(&request.method.as_str())
-            || meta.is_some_and(|meta| meta.contains_key(META_PROTOCOL_VERSION));
-        if !stateless {
+        if !Era::is_stateless(request) {
             return Ok(Era::Legacy);
         }
-        let Some(meta) = meta else {
+        let Some(meta) = request.params.get("_meta").and_then(Value::as_object) else {
             return Err(RpcError::invalid_params(format!(
                 "Invalid params: {} needs `_meta` with \"{META_PROTOCOL_VERSION}\" and \"{META_CLIENT_CAPABILITIES}\" (protocol revision {} has no initialize handshake)",
                 request.method,
@@ -500,13 +508,11 @@ impl<H: ToolHost> Session<H> {
         let held = Arc::new(AtomicUsize::new(0));
         for item in items {
             match item {
-                Incoming::Request(request) if request.method == "initialize" => {
-                    let error = RpcError::invalid_request(
-                        "Invalid Request: initialize must not be part of a batch",
-                    );
-                    let _ = answers.send(jsonrpc::error_response(request.id, &error));
-                }
                 Incoming::Request(request) => {
+                    if let Some(error) = batch_refusal(&request) {
+                        let _ = answers.send(jsonrpc::error_response(request.id, &error));
+                        continue;
+                    }
                     let answers = answers.clone();
                     let held = held.clone();
                     self.spawn_request(request, reply.clone(), move |response| {
@@ -1024,6 +1030,38 @@ impl<H: ToolHost> Session<H> {
 /// The most messages one JSON-RPC batch may hold. Each request in it runs at
 /// once, and its answer is held until the last one ends.
 const MAX_BATCH_ITEMS: usize = 256;
+
+/// Why `request` must not be part of a batch, if it must not. A batch's
+/// answer is one array, held until its last request ends, so nothing in it
+/// may wait without bound, and nothing in it may change how the rest is
+/// served:
+/// - `initialize` negotiates the revision the other requests are served in;
+/// - a request of the stateless era (2026-07-28: `subscriptions/listen`,
+///   `server/discover`, or a `_meta` naming a protocol version) belongs to a
+///   revision that has no batches, which only 2025-03-26 has; and a listen
+///   stream, which ends only when the client cancels it or the session
+///   ends, would hold the whole batch's answer as long.
+fn batch_refusal(request: &Request) -> Option<RpcError> {
+    let message = if request.method == "initialize" {
+        "Invalid Request: initialize must not be part of a batch".to_string()
+    } else if STATELESS_ONLY_METHODS.contains(&request.method.as_str()) {
+        format!(
+            "Invalid Request: {} belongs to protocol revision {}, and JSON-RPC batches to {}: send it on its own, outside a batch",
+            request.method,
+            Revision::V2026_07_28,
+            Revision::V2025_03_26
+        )
+    } else if Era::is_stateless(request) {
+        format!(
+            "Invalid Request: a request whose `_meta` carries \"{META_PROTOCOL_VERSION}\" is of the stateless era (protocol revision {}), and JSON-RPC batches belong to {}: send it on its own, outside a batch",
+            Revision::V2026_07_28,
+            Revision::V2025_03_26
+        )
+    } else {
+        return None;
+    };
+    Some(RpcError::invalid_request(message))
+}
 
 /// The most host memory the answer to a batch may hold (its responses as
 /// JSON values, about four times the 16 MiB of output at which stdio stops
