@@ -2,7 +2,8 @@
 //! that has them, and refused as a whole in every other revision and before
 //! `initialize`. Nothing in a batch may hold its answer without bound: a
 //! request of the stateless era (a `subscriptions/listen` stream above all)
-//! is refused on its own, and the rest of the batch answered at once.
+//! is refused on its own, and the rest of the batch answered at once. (A
+//! call in a batch asks the client nothing: see `asks`.)
 
 use serde_json::{Value, json};
 
