@@ -12,7 +12,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use http::{Client, HttpServer, Response, STATELESS, stateless_request};
-use support::{example, fixture, folder_with};
+use support::{
+    assert_answered_without_waiting, batch_that_could_wait_on_the_client, example, fixture,
+    folder_with,
+};
 
 const QUICK: Duration = Duration::from_secs(10);
 
@@ -788,6 +791,39 @@ fn connections_beyond_the_limit_get_503_and_service_resumes() {
         std::thread::sleep(Duration::from_millis(200));
     }
     drop(slow);
+}
+
+#[test]
+fn a_batch_is_answered_at_once_though_it_holds_a_listen_stream_and_a_call_that_asks() {
+    let folder = conformance_folder();
+    let server = HttpServer::start(folder.path(), &[]);
+    let mut client = server.client();
+    client.initialize_with("2025-03-26", json!({ "sampling": {} }));
+    // Loaded, so that the bound below is the batch's alone.
+    assert_eq!(client.legacy("tools/list", json!({})).status, 200);
+    // Posted from a thread of its own, so that an answer that never comes
+    // fails the test after QUICK rather than hangs it.
+    let (sent, answered) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let response = client.post(&batch_that_could_wait_on_the_client(), &[]);
+        let _ = sent.send((response, client));
+    });
+    let (response, mut client) = answered
+        .recv_timeout(QUICK)
+        .unwrap_or_else(|_| panic!("no answer within {QUICK:?}"));
+    assert_eq!(response.status, 200, "{}", response.text());
+    // One JSON body: no listen acknowledgement or sampling request made it
+    // an SSE stream.
+    assert_eq!(
+        response.header("content-type"),
+        Some("application/json"),
+        "{}",
+        response.text()
+    );
+    assert_answered_without_waiting(&response.answer());
+    // The session goes on.
+    let ping = client.legacy("ping", json!({}));
+    assert_eq!(ping.status, 200, "{}", ping.text());
 }
 
 #[test]

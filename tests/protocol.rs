@@ -8,7 +8,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Server, example, first_text, folder_with, plugins_dir, test_cache_dir};
+use support::{
+    Server, assert_answered_without_waiting, batch_that_could_wait_on_the_client, example,
+    first_text, fixture, folder_with, plugins_dir, test_cache_dir,
+};
 
 const REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
@@ -316,6 +319,35 @@ fn batches_work_in_2025_03_26_only() {
         let answer = server.recv();
         assert_eq!(answer["error"]["code"], -32600, "{revision}: {answer}");
     }
+}
+
+#[test]
+fn a_batch_is_answered_at_once_though_it_holds_a_listen_stream_and_a_call_that_asks() {
+    let folder = folder_with(&[("conformance.wasm", &fixture("conformance"))]);
+    let mut server = Server::start(folder.path());
+    server.result(
+        "initialize",
+        json!({
+            "protocolVersion": "2025-03-26",
+            "capabilities": { "sampling": {} },
+            "clientInfo": { "name": "corral-tests", "version": "0" }
+        }),
+    );
+    server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    // Loaded, so that the bound below is the batch's alone.
+    server.result("tools/list", json!({}));
+    server.send(&batch_that_could_wait_on_the_client());
+    // With stdin open, the first message is the batch's whole answer: no
+    // acknowledgement of a listen stream, no sampling request before it.
+    let answer = server
+        .recv_within(Duration::from_secs(10))
+        .unwrap_or_else(|| panic!("no answer within 10 s; stderr:\n{}", server.stderr()));
+    assert_answered_without_waiting(&answer);
+    // Nothing was left waiting: the next message is the next ping's answer.
+    let ping = server.send_request("ping", json!({}));
+    let next = server.recv();
+    assert_eq!(next["id"], ping, "{next}");
+    assert_eq!(next["result"], json!({}), "{next}");
 }
 
 #[test]

@@ -602,3 +602,51 @@ impl Server {
         result_of(method, response)
     }
 }
+
+/// A 2025-03-26 batch whose answer would wait on the client if anything in
+/// it could: beside a `ping` (id 1), a `subscriptions/listen` stream (id 2;
+/// with the ping, the batch a wire fuzzer sent), which ends only when the
+/// client cancels it, and a call of the conformance fixture's
+/// `test_sampling` (id 3), whose tool asks the client for sampling.
+pub fn batch_that_could_wait_on_the_client() -> Value {
+    json!([
+        { "jsonrpc": "2.0", "id": 1, "method": "ping" },
+        {
+            "jsonrpc": "2.0", "id": 2, "method": "subscriptions/listen",
+            "params": { "_meta": modern_meta(), "notifications": { "toolsListChanged": true } },
+        },
+        {
+            "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": { "name": "test_sampling", "arguments": { "prompt": "Say hi" } },
+        },
+    ])
+}
+
+/// Checks the answer to [`batch_that_could_wait_on_the_client`]: one array,
+/// the ping answered, the listen request refused (-32600) naming both
+/// revisions, and the call's tool told it could not ask the client.
+pub fn assert_answered_without_waiting(answer: &Value) {
+    let responses = answer
+        .as_array()
+        .unwrap_or_else(|| panic!("not the batch's answer: {answer}"));
+    assert_eq!(responses.len(), 3, "{answer}");
+    let by_id = |id: i64| {
+        responses
+            .iter()
+            .find(|response| response["id"] == id)
+            .unwrap_or_else(|| panic!("no response to {id} in {answer}"))
+    };
+    assert_eq!(by_id(1)["result"], json!({}), "{answer}");
+    let refused = &by_id(2)["error"];
+    assert_eq!(refused["code"], -32600, "{answer}");
+    let message = refused["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("subscriptions/listen")
+            && message.contains("2026-07-28")
+            && message.contains("2025-03-26"),
+        "{answer}"
+    );
+    let call = &by_id(3)["result"];
+    assert_eq!(call["isError"], true, "{answer}");
+    assert!(first_text(call).contains("JSON-RPC batch"), "{answer}");
+}

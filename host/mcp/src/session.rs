@@ -23,8 +23,10 @@
 //! and are matched to the session's waiting requests; a stateless call ends
 //! with `input_required` (or error -32021 for a capability its `_meta` did
 //! not declare) and is run again on the client's retry. A stateless request
-//! never causes a request to the client. [`Session::finish`] ends every
-//! wait for the client at once.
+//! never causes a request to the client, and neither does a call that came
+//! in a JSON-RPC batch (its asks fail at once: the batch's whole answer
+//! would wait for the client's). [`Session::finish`] ends every wait for
+//! the client at once.
 //!
 //! # Two eras on one connection
 //!
@@ -148,6 +150,15 @@ const LIST_CACHE_SCOPE: &str = "public";
 const DISCOVER_TTL_MS: u64 = 3_600_000;
 const DISCOVER_CACHE_SCOPE: &str = "public";
 
+/// How a request arrived, which decides whether its tool may ask the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Arrival {
+    /// On its own: answered as soon as it ends.
+    Alone,
+    /// In a JSON-RPC batch, whose answer waits for every request in it.
+    InBatch,
+}
+
 /// How one request is served.
 enum Era {
     /// In the session's negotiated revision, at the session's log level.
@@ -160,18 +171,26 @@ enum Era {
 }
 
 impl Era {
+    /// Whether `request` is of the stateless era: its method exists only
+    /// there, or its `_meta` names a protocol version. (Only the version
+    /// selects the era: legacy revisions define other
+    /// `io.modelcontextprotocol/` keys, `related-task` in 2025-11-25.)
+    fn is_stateless(request: &Request) -> bool {
+        STATELESS_ONLY_METHODS.contains(&request.method.as_str())
+            || request
+                .params
+                .get("_meta")
+                .and_then(Value::as_object)
+                .is_some_and(|meta| meta.contains_key(META_PROTOCOL_VERSION))
+    }
+
     /// The era of `request`, or the error for a stateless request whose
     /// `_meta` lacks what every stateless request must carry.
     fn of(request: &Request) -> Result<Era, RpcError> {
-        let meta = request.params.get("_meta").and_then(Value::as_object);
-        // Only the version selects the era: legacy revisions define other
-        // `io.modelcontextprotocol/` keys (`related-task` in 2025-11-25).
-        let stateless = STATELESS_ONLY_METHODS.contains(&request.method.as_str())
-            || meta.is_some_and(|meta| meta.contains_key(META_PROTOCOL_VERSION));
-        if !stateless {
+        if !Era::is_stateless(request) {
             return Ok(Era::Legacy);
         }
-        let Some(meta) = meta else {
+        let Some(meta) = request.params.get("_meta").and_then(Value::as_object) else {
             return Err(RpcError::invalid_params(format!(
                 "Invalid params: {} needs `_meta` with \"{META_PROTOCOL_VERSION}\" and \"{META_CLIENT_CAPABILITIES}\" (protocol revision {} has no initialize handshake)",
                 request.method,
@@ -348,7 +367,9 @@ impl<H: ToolHost> Session<H> {
             }
             Frame::Single(Incoming::Request(request)) => {
                 let deliver = reply.clone();
-                self.spawn_request(request, reply, move |response| deliver(response));
+                self.spawn_request(request, Arrival::Alone, reply, move |response| {
+                    deliver(response)
+                });
             }
             Frame::Single(Incoming::Notification(notification)) => self.notified(notification),
             Frame::Single(Incoming::Response(response)) => self.pending.resolve(response),
@@ -425,11 +446,17 @@ impl<H: ToolHost> Session<H> {
             .unwrap_or(Revision::NEWEST_LEGACY)
     }
 
-    /// Runs `request` in a task of its own, cancellable by its id, and hands
-    /// the response to `deliver` unless the request was cancelled. The
-    /// request's notifications go to `reply`.
-    fn spawn_request<F>(self: &Arc<Self>, request: Request, reply: Outbox, deliver: F)
-    where
+    /// Runs `request`, which arrived as `arrival` says, in a task of its
+    /// own, cancellable by its id, and hands the response to `deliver`
+    /// unless the request was cancelled. The request's notifications go to
+    /// `reply`.
+    fn spawn_request<F>(
+        self: &Arc<Self>,
+        request: Request,
+        arrival: Arrival,
+        reply: Outbox,
+        deliver: F,
+    ) where
         F: FnOnce(Value) + Send + 'static,
     {
         let key = request.id.to_string();
@@ -446,7 +473,7 @@ impl<H: ToolHost> Session<H> {
         self.tasks.spawn(async move {
             // Cancelled: the work is dropped where it stands.
             let response = cancel
-                .run_until_cancelled(session.respond(request, reply))
+                .run_until_cancelled(session.respond(request, arrival, reply))
                 .await;
             {
                 let mut in_flight = session.in_flight.lock().unwrap();
@@ -500,16 +527,14 @@ impl<H: ToolHost> Session<H> {
         let held = Arc::new(AtomicUsize::new(0));
         for item in items {
             match item {
-                Incoming::Request(request) if request.method == "initialize" => {
-                    let error = RpcError::invalid_request(
-                        "Invalid Request: initialize must not be part of a batch",
-                    );
-                    let _ = answers.send(jsonrpc::error_response(request.id, &error));
-                }
                 Incoming::Request(request) => {
+                    if let Some(error) = batch_refusal(&request) {
+                        let _ = answers.send(jsonrpc::error_response(request.id, &error));
+                        continue;
+                    }
                     let answers = answers.clone();
                     let held = held.clone();
-                    self.spawn_request(request, reply.clone(), move |response| {
+                    self.spawn_request(request, Arrival::InBatch, reply.clone(), move |response| {
                         let _ = answers.send(within_batch_budget(response, &held));
                     });
                 }
@@ -597,13 +622,14 @@ impl<H: ToolHost> Session<H> {
         )
     }
 
-    /// The response to `request`. (A listen stream's comes only when the
-    /// session ends it; one the client cancels is dropped before.)
-    async fn respond(&self, request: Request, reply: Outbox) -> Value {
+    /// The response to `request`, which arrived as `arrival` says. (A
+    /// listen stream's comes only when the session ends it; one the client
+    /// cancels is dropped before.)
+    async fn respond(&self, request: Request, arrival: Arrival, reply: Outbox) -> Value {
         let id = request.id.clone();
         let result = match Era::of(&request) {
             Err(error) => Err(error),
-            Ok(Era::Legacy) => self.dispatch(request, reply).await,
+            Ok(Era::Legacy) => self.dispatch(request, arrival, reply).await,
             Ok(Era::Stateless { .. }) if request.method == "subscriptions/listen" => {
                 Ok(complete(self.listen(request, reply).await))
             }
@@ -621,7 +647,12 @@ impl<H: ToolHost> Session<H> {
         }
     }
 
-    async fn dispatch(&self, request: Request, reply: Outbox) -> Result<Value, RpcError> {
+    async fn dispatch(
+        &self,
+        request: Request,
+        arrival: Arrival,
+        reply: Outbox,
+    ) -> Result<Value, RpcError> {
         match request.method.as_str() {
             "ping" => Ok(json!({})),
             "tools/list" => {
@@ -632,15 +663,20 @@ impl<H: ToolHost> Session<H> {
                 self.host.ready().await;
                 let revision = self.revision();
                 let call = ToolCall::from_params(request.params)?;
-                // Asks go to the client on the call's own outbox.
+                // Asks go to the client on the call's own outbox; a call
+                // in a batch asks nothing (see `LegacyClient::in_batch`).
                 let declared = *self.client_capabilities.lock().unwrap();
-                let client = Arc::new(LegacyClient::new(
+                let mut client = LegacyClient::new(
                     self.pending.clone(),
                     &request.id,
                     declared,
                     revision,
                     reply.clone(),
-                ));
+                );
+                if arrival == Arrival::InBatch {
+                    client = client.in_batch();
+                }
+                let client = Arc::new(client);
                 let log_level = self.log_level.clone();
                 let output = self
                     .call_tool(call, revision, log_level, reply, client)
@@ -1024,6 +1060,42 @@ impl<H: ToolHost> Session<H> {
 /// The most messages one JSON-RPC batch may hold. Each request in it runs at
 /// once, and its answer is held until the last one ends.
 const MAX_BATCH_ITEMS: usize = 256;
+
+/// Why `request` must not be part of a batch, if it must not. A batch's
+/// answer is one array, held until its last request ends, so nothing in it
+/// may wait without bound, and nothing in it may change how the rest is
+/// served:
+/// - `initialize` negotiates the revision the other requests are served in;
+/// - a request of the stateless era (2026-07-28: `subscriptions/listen`,
+///   `server/discover`, or a `_meta` naming a protocol version) belongs to a
+///   revision that has no batches, which only 2025-03-26 has; and a listen
+///   stream, which ends only when the client cancels it or the session
+///   ends, would hold the whole batch's answer as long.
+///
+/// A tool asking the client for input would make a batch wait on the
+/// client too; that is refused where calls are made: a call in a batch asks
+/// nothing (see `LegacyClient::in_batch`).
+fn batch_refusal(request: &Request) -> Option<RpcError> {
+    let message = if request.method == "initialize" {
+        "Invalid Request: initialize must not be part of a batch".to_string()
+    } else if STATELESS_ONLY_METHODS.contains(&request.method.as_str()) {
+        format!(
+            "Invalid Request: {} belongs to protocol revision {}, and JSON-RPC batches to {}: send it on its own, outside a batch",
+            request.method,
+            Revision::V2026_07_28,
+            Revision::V2025_03_26
+        )
+    } else if Era::is_stateless(request) {
+        format!(
+            "Invalid Request: a request whose `_meta` carries \"{META_PROTOCOL_VERSION}\" is of the stateless era (protocol revision {}), and JSON-RPC batches belong to {}: send it on its own, outside a batch",
+            Revision::V2026_07_28,
+            Revision::V2025_03_26
+        )
+    } else {
+        return None;
+    };
+    Some(RpcError::invalid_request(message))
+}
 
 /// The most host memory the answer to a batch may hold (its responses as
 /// JSON values, about four times the 16 MiB of output at which stdio stops

@@ -20,6 +20,10 @@
 //! connection a call came on closes (a legacy HTTP POST whose stream the
 //! client dropped), the call's asks fail at once and so do its later ones:
 //! its requests and its result could no longer reach the client.
+//!
+//! A call that came in a JSON-RPC batch (2025-03-26) asks nothing: every
+//! ask fails at once, and nothing is sent to the client (see
+//! [`LegacyClient::in_batch`]).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -267,6 +271,9 @@ fn within_bounds(
 const UNREACHABLE: &str =
     "the connection this call came on has closed: the client can no longer be asked";
 
+/// Why a call that came in a batch gets no answer.
+const IN_BATCH: &str = "this call came in a JSON-RPC batch, whose answer waits for every request in it, so it may not wait for the client: send the call on its own to be asked";
+
 /// The client of one legacy `tools/call`: asks go to its outbox.
 pub struct LegacyClient {
     pending: Arc<Pending>,
@@ -276,6 +283,8 @@ pub struct LegacyClient {
     declared: Declared,
     revision: Revision,
     reply: Outbox,
+    /// Set for a call that came in a batch: it asks nothing.
+    in_batch: bool,
 }
 
 impl LegacyClient {
@@ -299,7 +308,28 @@ impl LegacyClient {
             },
             revision,
             reply,
+            in_batch: false,
         }
+    }
+
+    /// The client of a call that came in a JSON-RPC batch: every ask fails
+    /// at once with [`AskError::Unavailable`], and nothing is sent to the
+    /// client.
+    ///
+    /// A batch's answer is one array, held until its last request ends. An
+    /// ask waits for the client, and in 2025-03-26 (the only revision with
+    /// batches) that means sampling, which the spec would have a person
+    /// review first, or roots: the batch's every other answer, a `ping`'s
+    /// included, would wait for that person, as long as the plugin's
+    /// `input-wait` (up to an hour), or without end under a host that does
+    /// not bound asks. A shorter timeout would still hold the batch, and
+    /// would cut off a person in the middle of answering; failing at once is
+    /// prompt and always the same, and the tool hears why and may go on
+    /// without the answer (as it must whenever a client cannot be asked).
+    /// The client declared what it declared: the capabilities are unchanged.
+    pub fn in_batch(mut self) -> LegacyClient {
+        self.in_batch = true;
+        self
     }
 
     async fn ask_all(
@@ -320,6 +350,9 @@ impl LegacyClient {
         }
         if requests.is_empty() {
             return Ok(Vec::new());
+        }
+        if self.in_batch {
+            return Err(AskError::Unavailable(IN_BATCH.into()));
         }
         let (sender, mut answers) = mpsc::unbounded_channel();
         let ids = self

@@ -25,11 +25,14 @@ pub(super) struct FrameSummary {
     expects_answer: bool,
     /// The method of a single request.
     pub(super) method: Option<String>,
-    /// Whether a request in it opens a `subscriptions/listen` stream.
+    /// Whether it opens a `subscriptions/listen` stream.
     listens: bool,
     /// The ids of its requests.
     request_ids: Vec<Value>,
-    /// The ids of its `subscriptions/listen` requests.
+    /// The id of the `subscriptions/listen` stream it opens: only a single
+    /// request does (the session refuses one in a batch, whose answer it
+    /// would hold), so a batch's ending never cancels a request of the id
+    /// its refused listen request had.
     listen_ids: Vec<Value>,
     /// The id an error about the whole POST answers with: the message's id
     /// when the frame is one message that has one (an invalid message's
@@ -47,9 +50,6 @@ impl FrameSummary {
         let expects_answer = items
             .iter()
             .any(|item| matches!(item, Incoming::Request(_) | Incoming::Invalid { .. }));
-        let listens = items.iter().any(
-            |item| matches!(item, Incoming::Request(request) if request.method == "subscriptions/listen"),
-        );
         let method = match frame {
             Frame::Single(Incoming::Request(request)) => Some(request.method.clone()),
             _ => None,
@@ -61,15 +61,15 @@ impl FrameSummary {
                 _ => None,
             })
             .collect();
-        let listen_ids = items
-            .iter()
-            .filter_map(|item| match item {
-                Incoming::Request(request) if request.method == "subscriptions/listen" => {
-                    Some(request.id.clone())
-                }
-                _ => None,
-            })
-            .collect();
+        let listen_ids: Vec<Value> = match frame {
+            Frame::Single(Incoming::Request(request))
+                if request.method == "subscriptions/listen" =>
+            {
+                vec![request.id.clone()]
+            }
+            _ => Vec::new(),
+        };
+        let listens = !listen_ids.is_empty();
         let reply_id = match frame {
             Frame::Single(Incoming::Request(request)) => request.id.clone(),
             Frame::Single(Incoming::Invalid { id, .. }) => id.clone(),
@@ -310,5 +310,33 @@ fn stateless_status(answer: &Value) -> StatusCode {
         jsonrpc::code::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
         jsonrpc::code::INTERNAL_ERROR => StatusCode::INTERNAL_SERVER_ERROR,
         _ => StatusCode::BAD_REQUEST,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::jsonrpc::parse_frame;
+
+    #[test]
+    fn only_a_listen_request_on_its_own_opens_a_stream_that_ends_with_its_exchange() {
+        let single =
+            parse_frame(r#"{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":{}}"#);
+        let summary = FrameSummary::of(&single);
+        assert!(summary.listens);
+        assert_eq!(summary.listen_ids, [json!(5)]);
+        // In a batch the session refuses it: when the exchange ends
+        // unanswered, its requests are left unreachable, and nothing is
+        // cancelled by the id the listen request had (another request of
+        // the session may have it).
+        let batch = parse_frame(
+            r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}},{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":{}}]"#,
+        );
+        let summary = FrameSummary::of(&batch);
+        assert!(!summary.listens);
+        assert!(summary.listen_ids.is_empty());
+        assert_eq!(summary.request_ids, [json!(1), json!(5)]);
     }
 }

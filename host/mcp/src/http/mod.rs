@@ -47,7 +47,10 @@
 //! response in its session (202), and the call's own response ends the
 //! stream. A stateless call that asks is answered at once instead, with
 //! `input_required` (one JSON body), or -32021 (400) for a capability the
-//! request did not declare.
+//! request did not declare. A batch's answer is one array, sent once
+//! its last request ends, so nothing in a batch waits on the client: a
+//! `subscriptions/listen` in a batch is refused (-32600), and a call in a
+//! batch asks the client nothing (its asks fail at once).
 //!
 //! # Security
 //!

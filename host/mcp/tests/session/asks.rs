@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::support::{
     Client, FakeHost, NOTHING, asking, cancel, error, initialize_request, notification, request,
-    result, server_info, stateless, text, watching,
+    result, server_info, sorted_by_id, stateless, text, watching,
 };
 use corral_mcp::ServerOptions;
 
@@ -325,6 +325,39 @@ async fn a_session_holds_at_most_64_requests_for_the_client() {
         "{answers:?}"
     );
     assert!(answers[0].to_string().contains("64"), "{answers:?}");
+}
+
+#[tokio::test]
+async fn a_call_inside_a_batch_asks_the_client_nothing_and_the_batch_is_answered_at_once() {
+    // 2025-03-26, the only revision with batches, asks for sampling and roots.
+    let client = legacy("2025-03-26", json!({ "sampling": {}, "roots": {} })).await;
+    let batch = json!([request("p", "ping", json!({})), legacy_call(1, "context")]);
+    let answers = client.exchange(batch).await;
+    // The batch's answer alone: no request to the client went before it,
+    // and none waits for its answer.
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    let unavailable = "Unavailable(\"this call came in a JSON-RPC batch, whose answer waits for every request in it, so it may not wait for the client: send the call on its own to be asked\")";
+    assert_eq!(
+        sorted_by_id(answers[0].as_array().cloned().unwrap_or_default()),
+        sorted_by_id(vec![
+            result("p", json!({})),
+            tool_result(1, unavailable, true)
+        ])
+    );
+    assert_eq!(client.requests_to_client(), 0);
+    // What the client did not declare is still undeclared, in a batch too.
+    let batch = json!([legacy_call(2, "greet")]);
+    assert_eq!(
+        client.exchange(batch).await,
+        [json!([tool_result(
+            2,
+            r#"Undeclared("elicitation")"#,
+            true
+        )])]
+    );
+    // The same call on its own asks.
+    let mut call = client.send(legacy_call(3, "context"));
+    assert_eq!(call.next().await["method"], "sampling/createMessage");
 }
 
 #[tokio::test]

@@ -1,10 +1,15 @@
 //! JSON-RPC batches: answered as one array in 2025-03-26, the only revision
 //! that has them, and refused as a whole in every other revision and before
-//! `initialize`.
+//! `initialize`. Nothing in a batch may hold its answer without bound: a
+//! request of the stateless era (a `subscriptions/listen` stream above all)
+//! is refused on its own, and the rest of the batch answered at once. (A
+//! call in a batch asks the client nothing: see `asks`.)
 
 use serde_json::{Value, json};
 
-use crate::support::{Client, LEGACY, NOTHING, cancel, error, result, sorted_by_id, text};
+use crate::support::{
+    Client, LEGACY, NOTHING, cancel, error, request, result, sorted_by_id, stateless, text,
+};
 
 /// The responses in a batch's answer (which must be one array), in the
 /// order of their ids.
@@ -137,5 +142,80 @@ async fn a_batch_before_initialize_is_refused() {
             -32600,
             "Invalid Request: JSON-RPC batches need protocol revision 2025-03-26, negotiated by a prior initialize"
         )]
+    );
+}
+
+/// The refusal of a stateless-only `method` (`subscriptions/listen`,
+/// `server/discover`) in a batch.
+fn refused_in_batch(id: impl Into<Value>, method: &str) -> Value {
+    let message = format!(
+        "Invalid Request: {method} belongs to protocol revision 2026-07-28, and JSON-RPC batches to 2025-03-26: send it on its own, outside a batch"
+    );
+    error(id, -32600, &message)
+}
+
+#[tokio::test]
+async fn a_listen_stream_inside_a_batch_is_refused_and_the_rest_answered_at_once() {
+    let client = Client::initialized("2025-03-26").await;
+    // The wire fuzzer's batch: without the refusal the stream would open
+    // (acknowledged) and hold the ping's answer until the session ended.
+    let batch = json!([
+        request(1, "ping", json!({})),
+        stateless(
+            2,
+            "subscriptions/listen",
+            json!({ "notifications": { "toolsListChanged": true } })
+        ),
+    ]);
+    assert_eq!(
+        batch_answer(client.exchange(batch).await),
+        [
+            result(1, json!({})),
+            refused_in_batch(2, "subscriptions/listen")
+        ]
+    );
+}
+
+#[tokio::test]
+async fn every_request_of_the_stateless_era_inside_a_batch_is_refused_on_its_own() {
+    let client = Client::initialized("2025-03-26").await;
+    let meta_refusal = "Invalid Request: a request whose `_meta` carries \"io.modelcontextprotocol/protocolVersion\" is of the stateless era (protocol revision 2026-07-28), and JSON-RPC batches belong to 2025-03-26: send it on its own, outside a batch";
+    let mut unsupported = request("future", "tools/list", json!({}));
+    unsupported["params"]["_meta"] =
+        json!({ "io.modelcontextprotocol/protocolVersion": "2099-01-01" });
+    let batch = json!([
+        // Methods only the stateless era has, with or without their `_meta`.
+        stateless("discover", "server/discover", json!({})),
+        request("bare", "subscriptions/listen", json!({})),
+        // Requests whose `_meta` names a revision, valid or not.
+        stateless(
+            "call",
+            "tools/call",
+            json!({ "name": "add", "arguments": { "a": 1, "b": 2 } })
+        ),
+        stateless("ping", "ping", json!({})),
+        unsupported,
+        // Other `io.modelcontextprotocol/` keys select nothing: served.
+        request(
+            "legacy",
+            "tools/call",
+            json!({
+                "name": "add",
+                "arguments": { "a": 2, "b": 2 },
+                "_meta": { "io.modelcontextprotocol/related-task": { "taskId": "t" } },
+            })
+        ),
+    ]);
+    let sum = json!({ "content": [text(r#"{"sum":4}"#)], "isError": false });
+    assert_eq!(
+        batch_answer(client.exchange(batch).await),
+        sorted_by_id(vec![
+            refused_in_batch("discover", "server/discover"),
+            refused_in_batch("bare", "subscriptions/listen"),
+            error("call", -32600, meta_refusal),
+            error("ping", -32600, meta_refusal),
+            error("future", -32600, meta_refusal),
+            result("legacy", sum),
+        ])
     );
 }
