@@ -49,16 +49,19 @@
 //! Build with `cargo build --release --target wasm32-wasip2`; the resulting
 //! `.wasm` file is a component that Corral can load.
 //!
-//! The host calls every tool in a fresh instance, so a plugin keeps no state
-//! between calls. While a call runs, a tool may write to the host's log with
-//! the functions in [`log`], report [`progress`], and ask the user, the
-//! client's model or the client's roots with the functions in [`client`]
-//! (read its rules first: a call may be run again from the start).
+//! The host calls every tool in a fresh instance, so a plugin keeps nothing
+//! in memory between calls; what it must remember goes into its store, a
+//! [`state::Bucket`] (with a grant in its manifest). While a call runs, a
+//! tool may write to the host's log with the functions in [`log`], report
+//! [`progress`], and ask the user, the client's model or the client's roots
+//! with the functions in [`client`] (read its rules first: a call may be run
+//! again from the start).
 //!
 //! The crate also compiles for native targets so that plugin logic can be
 //! unit-tested with `cargo test`: there [`log`] writes to stderr,
 //! [`progress`] does nothing, [`client`] asks a fake client that tests set
-//! ([`client::fake`]), and [`Tool::call`] runs a tool directly.
+//! ([`client::fake`]), [`state`] keeps buckets in memory ([`state::fake`]),
+//! and [`Tool::call`] runs a tool directly.
 
 #![warn(missing_docs)]
 
@@ -67,6 +70,7 @@ mod content;
 mod host;
 mod result;
 mod schema;
+pub mod state;
 mod tool;
 
 #[doc(hidden)]
@@ -77,6 +81,18 @@ pub mod bindings {
         path: "wit",
         pub_export_macro: true,
         default_bindings_module: "::corral_sdk::bindings",
+    });
+}
+
+/// The `wasi:keyvalue` imports behind [`state`]. Generated apart from the
+/// plugin's world so that a plugin imports them only when it calls
+/// [`state`]: the linker drops what no code reaches, and the component then
+/// does not import the interfaces at all.
+#[allow(missing_docs, dead_code)]
+mod keyvalue {
+    wit_bindgen::generate!({
+        world: "wasi:keyvalue/imports",
+        path: "wit/keyvalue",
     });
 }
 

@@ -1,4 +1,5 @@
 mod client;
+mod state;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

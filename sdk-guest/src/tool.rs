@@ -166,6 +166,7 @@ impl Tool {
     pub fn call(&self, arguments: &str) -> CallResult {
         // Every run of a call numbers its requests to the client alike.
         crate::client::start_call();
+        crate::state::start_call();
         let arguments = if arguments.trim().is_empty() {
             "{}"
         } else {
