@@ -173,7 +173,7 @@ fn set_many(args: Batch) -> Result<String, ToolError> {
 }
 
 /// One `get-many` of `count` keys: how many were found.
-fn get_many(args: Batch) -> Result<String, ToolError> {
+fn get_many(args: Count) -> Result<String, ToolError> {
     let bucket = default()?;
     Ok(match bucket.get_many_bytes((0..args.count).map(key)) {
         Ok(values) => format!("{} found", values.iter().flatten().count()),
