@@ -5,9 +5,12 @@ use corral_sandbox::Manifest;
 use corral_sandbox::units::{group_digits, human_bytes, human_duration};
 
 /// Whether the manifest grants any authority (directories, environment
-/// variables, network): what needs a person's consent.
+/// variables, network, a durable store): what needs a person's consent.
 pub fn grants_any(manifest: &Manifest) -> bool {
-    !(manifest.dirs.is_empty() && manifest.env_granted.is_empty() && manifest.http.is_none())
+    !(manifest.dirs.is_empty()
+        && manifest.env_granted.is_empty()
+        && manifest.http.is_none()
+        && manifest.state.is_none())
 }
 
 /// The authority granted, a line each ("none: …" when there is none).
@@ -15,7 +18,10 @@ pub fn grants_any(manifest: &Manifest) -> bool {
 /// and a terminal escape in it could rewrite the lines a person reads.
 pub fn authority_lines(manifest: &Manifest) -> Vec<String> {
     if !grants_any(manifest) {
-        return vec!["none: no files, no environment variables, no network".into()];
+        return vec![
+            "none: no files, no environment variables, no network, no state kept between calls"
+                .into(),
+        ];
     }
     let mut lines = Vec::new();
     for dir in &manifest.dirs {
@@ -37,6 +43,14 @@ pub fn authority_lines(manifest: &Manifest) -> Vec<String> {
         lines.push(format!(
             "outgoing HTTP to {}",
             shown(&http.allow.join(", "))
+        ));
+    }
+    if let Some(state) = &manifest.state {
+        lines.push(format!(
+            "a durable key-value store (wasi:keyvalue), buckets {}, quota {}, values up to {}",
+            shown(&state.buckets.join(", ")),
+            human_bytes(state.quota as usize),
+            human_bytes(state.value_limit as usize)
         ));
     }
     lines

@@ -11,7 +11,8 @@
 //! [`adapter`] the WASI preview1 adapter that C plugins are built with.
 //! For distribution: [`distribute`] pushes plugins to OCI registries and
 //! pulls them into folders (`corral-registry` underneath), showing what
-//! [`grants`] a pulled plugin asks for.
+//! [`grants`] a pulled plugin asks for. [`state`] places the plugins'
+//! durable stores and shows what they keep (`corral state`).
 //! `main.rs` is the command line.
 //!
 //! Data flows one way, and the crate graph enforces it: wire -> dispatch
@@ -27,4 +28,5 @@ pub mod host;
 pub mod reload;
 pub mod reports;
 pub mod scaffold;
+pub mod state;
 pub mod watch;

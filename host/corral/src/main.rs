@@ -1,6 +1,6 @@
 //! The `corral` command line.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -15,6 +15,7 @@ use corral::host::FolderHost;
 use corral::reload;
 use corral::reports::Reports;
 use corral::scaffold::{self, Language};
+use corral::state;
 use corral_mcp::{self as mcp, Revision, ServerOptions, ToolHost};
 use corral_registry::lock::Lock;
 use corral_sandbox::imports::Verdict;
@@ -137,6 +138,11 @@ struct Cli {
     /// Compile every plugin every time: no compile cache.
     #[arg(long, global = true)]
     no_cache: bool,
+    /// Where plugins with a [state] grant keep their keys: sqlite:PATH
+    /// [default: a SQLite file per served folder under $XDG_DATA_HOME/corral/state
+    /// or ~/.local/share/corral/state].
+    #[arg(long, global = true, env = "CORRAL_STATE", value_name = "SPEC")]
+    state: Option<String>,
     #[command(subcommand)]
     command: AnyCommand,
 }
@@ -308,6 +314,41 @@ enum Command {
         /// The plugin file (its manifest, if any, is the .toml beside it).
         file: PathBuf,
     },
+    /// Show or clear what the plugins of DIR keep in their state store
+    /// ([state] grants), in the store `serve DIR` uses.
+    #[command(subcommand)]
+    State(StateCommand),
+}
+
+#[derive(Subcommand)]
+enum StateCommand {
+    /// The plugins that keep anything, or the entries of plugin NAME
+    /// (values cut short, at most 1,000 entries).
+    List {
+        /// The plugin folder.
+        dir: PathBuf,
+        /// The plugin (its file stem).
+        name: Option<String>,
+    },
+    /// Print the value plugin NAME keeps at KEY.
+    Get {
+        /// The plugin folder.
+        dir: PathBuf,
+        /// The plugin (its file stem).
+        name: String,
+        key: String,
+        /// The bucket.
+        #[arg(long, default_value = "default")]
+        bucket: String,
+    },
+    /// Delete everything plugin NAME keeps (removing a plugin keeps its
+    /// state; this is how it goes).
+    Clear {
+        /// The plugin folder.
+        dir: PathBuf,
+        /// The plugin (its file stem).
+        name: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -325,14 +366,45 @@ fn main() -> ExitCode {
         global_rate: cli.global_rate,
         log_arguments: cli.log_arguments,
         cache: None, // configured in `run`, once the options are checked
+        state: None, // likewise
     };
-    match runtime.block_on(run(command, options, cli.cache_dir, cli.no_cache)) {
+    let stores = Stores {
+        cache_dir: cli.cache_dir,
+        no_cache: cli.no_cache,
+        state: cli.state,
+    };
+    match runtime.block_on(run(command, options, stores)) {
         Ok(code) => code,
         Err(err) => {
             eprintln!("corral: {err:#}");
             ExitCode::from(2)
         }
     }
+}
+
+/// `corral state`: what the plugins of a folder keep.
+fn state_command(command: StateCommand, spec: Option<&str>) -> Result<ExitCode> {
+    let store = |dir: &Path| {
+        if !dir.is_dir() {
+            bail!("{} is not a folder", dir.display());
+        }
+        state::store(spec, dir)
+    };
+    let mut out = std::io::stdout().lock();
+    match command {
+        StateCommand::List { dir, name } => state::list(&store(&dir)?, name.as_deref(), &mut out)?,
+        StateCommand::Get {
+            dir,
+            name,
+            key,
+            bucket,
+        } => out.write_all(&state::get(&store(&dir)?, &name, &bucket, &key)?)?,
+        StateCommand::Clear { dir, name } => {
+            let removed = state::clear(&store(&dir)?, &name)?;
+            eprintln!("cleared {name}: {removed} entries deleted");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `corral new` and `corral adapter`: files for a plugin's author.
@@ -417,16 +489,35 @@ fn init_logging(level: Option<&str>) {
         .init();
 }
 
-async fn run(
-    command: Command,
-    mut options: SandboxOptions,
+/// Where compiled plugins and plugins' state are kept, as the flags say.
+struct Stores {
     cache_dir: Option<PathBuf>,
     no_cache: bool,
-) -> Result<ExitCode> {
+    state: Option<String>,
+}
+
+/// The plugin folder a command works on, whose state store it uses.
+fn folder(command: &Command) -> Option<&Path> {
+    match command {
+        Command::Serve { dir, .. } | Command::List { dir, .. } | Command::Call { dir, .. } => {
+            Some(dir)
+        }
+        Command::Inspect { file } => Some(file.parent().unwrap_or(Path::new("."))),
+        Command::Push { .. } | Command::Pull { .. } | Command::State(_) => None,
+    }
+}
+
+async fn run(command: Command, mut options: SandboxOptions, stores: Stores) -> Result<ExitCode> {
     if !(options.global_rate.is_finite() && options.global_rate > 0.0) {
         bail!("--global-rate must be a positive number");
     }
-    options.cache = cache::configured(cache_dir, no_cache).map(Arc::new);
+    if let Command::State(command) = command {
+        return state_command(command, stores.state.as_deref());
+    }
+    options.cache = cache::configured(stores.cache_dir, stores.no_cache).map(Arc::new);
+    if let Some(folder) = folder(&command).filter(|folder| folder.is_dir()) {
+        options.state = Some(state::store(stores.state.as_deref(), folder)?);
+    }
     let sandbox = Sandbox::new(options)?;
     match command {
         Command::Serve {
@@ -557,6 +648,7 @@ async fn run(
                 }
             }
         }
+        Command::State(_) => unreachable!("answered above"),
         Command::Inspect { file } => {
             let inspection = corral_sandbox::inspect(&sandbox, &file).await?;
             print_inspection(&inspection);

@@ -127,6 +127,14 @@ fn verdict(name: &str, manifest: &Manifest) -> Verdict {
             grant: "[http] allow = [\"host.example.com\"]",
             granted: manifest.http.is_some(),
         },
+        "wasi:keyvalue/store" | "wasi:keyvalue/atomics" | "wasi:keyvalue/batch"
+            if name.ends_with("@0.2.0-draft") =>
+        {
+            Verdict::NeedsGrant {
+                grant: "[state] buckets = [\"default\"]",
+                granted: manifest.state.is_some(),
+            }
+        }
         _ => Verdict::Unknown,
     }
 }
@@ -146,6 +154,27 @@ fn contract_has(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keyvalue_needs_a_state_grant() {
+        let granted =
+            Manifest::parse("[state]\nbuckets = [\"default\"]\n", "p.toml".as_ref()).unwrap();
+        for interface in ["store", "atomics", "batch"] {
+            let name = format!("wasi:keyvalue/{interface}@0.2.0-draft");
+            let refused = verdict(&name, &Manifest::default());
+            assert!(!refused.allowed());
+            assert!(verdict(&name, &granted).allowed());
+        }
+        // Another version of the interfaces is not what the host provides.
+        assert_eq!(
+            verdict("wasi:keyvalue/store@0.2.0", &granted),
+            Verdict::Unknown
+        );
+        assert_eq!(
+            verdict("wasi:keyvalue/watcher@0.2.0-draft", &granted),
+            Verdict::Unknown
+        );
+    }
 
     #[test]
     fn refused_imports_name_each_import_and_what_would_allow_it() {

@@ -30,6 +30,7 @@ pub mod plugin;
 mod quota;
 pub mod sandbox;
 pub mod schema;
+pub mod state;
 pub mod units;
 mod validation;
 

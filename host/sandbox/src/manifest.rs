@@ -30,6 +30,11 @@
 //!
 //! [http]
 //! allow = ["api.example.com", "127.0.0.1:8080"]   # outgoing HTTP to these hosts only
+//!
+//! [state]                          # a durable key-value store (wasi:keyvalue)
+//! buckets = ["default", "cache"]   # the bucket names it may open
+//! quota = "64 MiB"                 # its keys and values together
+//! value-limit = "4 MiB"            # one value
 //! ```
 
 use std::collections::BTreeMap;
@@ -58,6 +63,33 @@ pub struct Manifest {
     pub env_granted: Vec<String>,
     /// Hosts the plugin may send HTTP requests to; `None`: no network at all.
     pub http: Option<HttpGrant>,
+    /// The plugin's key-value store; `None`: it keeps nothing between calls.
+    pub state: Option<StateGrant>,
+}
+
+/// A durable key-value store (`wasi:keyvalue`), in the plugin's own
+/// namespace, keyed by its name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateGrant {
+    /// The bucket names `open` accepts; any other is refused.
+    pub buckets: Vec<String>,
+    /// Bytes of keys and values the plugin may keep, all buckets together.
+    pub quota: u64,
+    /// Bytes of one value.
+    pub value_limit: u64,
+}
+
+impl StateGrant {
+    /// A quota when the manifest names none.
+    pub const DEFAULT_QUOTA: u64 = 64 << 20;
+    /// The largest quota a manifest may grant.
+    pub const MAX_QUOTA: u64 = 64 << 30;
+    /// One value's limit when the manifest names none, and its largest.
+    pub const DEFAULT_VALUE_LIMIT: u64 = 4 << 20;
+    /// The longest bucket name.
+    pub const MAX_BUCKET_NAME: usize = 64;
+    /// The most buckets a manifest may list.
+    pub const MAX_BUCKETS: usize = 64;
 }
 
 /// A host directory made visible to the plugin.
@@ -198,6 +230,14 @@ impl Manifest {
                 Some(grant.map_err(|err| at(Some(span), &format!("[http] {err}")))?)
             }
         };
+        let state = match raw.state {
+            None => None,
+            Some(state) => {
+                let span = state.span();
+                let grant = state.into_inner().resolve();
+                Some(grant.map_err(|err| at(Some(span), &format!("[state] {err}")))?)
+            }
+        };
         Ok(Manifest {
             path: Some(path.to_owned()),
             limits,
@@ -205,6 +245,7 @@ impl Manifest {
             env,
             env_granted,
             http,
+            state,
         })
     }
 }
@@ -225,6 +266,7 @@ struct RawManifest {
     dirs: Vec<Spanned<RawDir>>,
     env: Option<Spanned<RawEnv>>,
     http: Option<Spanned<RawHttp>>,
+    state: Option<Spanned<RawState>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -491,6 +533,82 @@ impl RawHttp {
     }
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawState {
+    buckets: Vec<String>,
+    quota: Option<Size>,
+    #[serde(rename = "value-limit")]
+    value_limit: Option<Size>,
+}
+
+impl RawState {
+    fn resolve(self) -> Result<StateGrant, String> {
+        if self.buckets.is_empty() {
+            return Err(
+                "buckets lists no bucket; name those the plugin may open, such as buckets = [\"default\"]"
+                    .into(),
+            );
+        }
+        if self.buckets.len() > StateGrant::MAX_BUCKETS {
+            return Err(format!(
+                "buckets lists {} buckets; at most {} are allowed",
+                self.buckets.len(),
+                StateGrant::MAX_BUCKETS
+            ));
+        }
+        let mut buckets = Vec::new();
+        for bucket in self.buckets {
+            let valid = !bucket.is_empty()
+                && bucket.len() <= StateGrant::MAX_BUCKET_NAME
+                && bucket
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+            if !valid {
+                return Err(format!(
+                    "bucket `{}` must be 1 to {} letters, digits, `-`, `_` or `.`",
+                    bucket.escape_debug(),
+                    StateGrant::MAX_BUCKET_NAME
+                ));
+            }
+            if !buckets.contains(&bucket) {
+                buckets.push(bucket);
+            }
+        }
+        let size = |what: &str, size: Option<Size>, default: u64, max: u64| match size {
+            None => Ok(default),
+            Some(size) => {
+                let bytes = parse_size(what, size)? as u64;
+                if bytes == 0 || bytes > max {
+                    Err(format!(
+                        "{what} must be between 1 byte and {}",
+                        units::human_bytes(max as usize)
+                    ))
+                } else {
+                    Ok(bytes)
+                }
+            }
+        };
+        let quota = size(
+            "quota",
+            self.quota,
+            StateGrant::DEFAULT_QUOTA,
+            StateGrant::MAX_QUOTA,
+        )?;
+        let value_limit = size(
+            "value-limit",
+            self.value_limit,
+            StateGrant::DEFAULT_VALUE_LIMIT,
+            StateGrant::DEFAULT_VALUE_LIMIT,
+        )?;
+        Ok(StateGrant {
+            buckets,
+            quota,
+            value_limit,
+        })
+    }
+}
+
 impl HttpGrant {
     /// Whether `host` (and `port`) is on the allow list. An entry without a
     /// port allows every port; `*.example.com` allows its subdomains.
@@ -680,6 +798,46 @@ mod tests {
             parse("[[dirs]]\nhost = \"corral-surely-missing\"\nguest = \"/d\"\nmode = \"ro\"\n")
                 .is_err()
         );
+    }
+
+    #[test]
+    fn a_state_grant_names_buckets_and_bounds_its_sizes() {
+        let grant =
+            parse("[state]\nbuckets = [\"default\", \"cache\", \"default\"]\nquota = \"1 MiB\"\n")
+                .unwrap()
+                .state
+                .unwrap();
+        assert_eq!(grant.buckets, ["default", "cache"]);
+        assert_eq!(grant.quota, 1 << 20);
+        assert_eq!(grant.value_limit, StateGrant::DEFAULT_VALUE_LIMIT);
+        let grant = parse("[state]\nbuckets = [\"b\"]\n")
+            .unwrap()
+            .state
+            .unwrap();
+        assert_eq!(grant.quota, StateGrant::DEFAULT_QUOTA);
+        assert_eq!(parse("").unwrap().state, None);
+        for (text, why) in [
+            ("[state]\nbuckets = []\n", "buckets lists no bucket"),
+            ("[state]\nbuckets = [\"a/b\"]\n", "bucket `a/b` must be"),
+            (
+                "[state]\nbuckets = [\"a\"]\nquota = \"100 GiB\"\n",
+                "quota must be between",
+            ),
+            (
+                "[state]\nbuckets = [\"a\"]\nvalue-limit = \"5 MiB\"\n",
+                "value-limit must be between",
+            ),
+            (
+                "[state]\nbuckets = [\"a\"]\nttl = 1\n",
+                "unknown field `ttl`",
+            ),
+        ] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(
+                err.contains(why) && err.contains("plugin.toml:"),
+                "{text}: {err}"
+            );
+        }
     }
 
     #[test]

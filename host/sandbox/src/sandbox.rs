@@ -34,6 +34,8 @@ use crate::http::HttpPolicy;
 use crate::limits::Limits;
 use crate::manifest::Manifest;
 use crate::quota::TokenBucket;
+use crate::state::StateStore;
+use crate::state::keyvalue::{KeyValue, KeyValueView, StateAccess};
 use crate::units::{group_digits, human_bytes, human_duration};
 use corral_tool::{CallContext, CallEvent, EventSink, LogLevel};
 
@@ -197,6 +199,9 @@ pub struct SandboxOptions {
     /// Where compiled plugins are kept between runs; `None` (the default):
     /// every plugin is compiled at every load.
     pub cache: Option<Arc<CompileCache>>,
+    /// Where plugins with a `[state]` grant keep their entries; `None`:
+    /// nowhere (opening a bucket fails with `no-such-store`).
+    pub state: Option<StateStore>,
 }
 
 impl Default for SandboxOptions {
@@ -205,6 +210,7 @@ impl Default for SandboxOptions {
             global_rate: 5000.0,
             log_arguments: false,
             cache: None,
+            state: None,
         }
     }
 }
@@ -247,6 +253,9 @@ impl Sandbox {
         bindings::v0_2::Plugin::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |state| state)
             .map_err(anyhow::Error::from)
             .context("linking the 0.2.0 host and client interfaces")?;
+        bindings::keyvalue::Imports::add_to_linker::<_, KeyValue>(&mut linker, CallState::keyvalue)
+            .map_err(anyhow::Error::from)
+            .context("linking wasi:keyvalue")?;
 
         spawn_epoch_ticker(engine.weak());
         let global = TokenBucket::new(options.global_rate, options.global_rate.max(1.0));
@@ -428,6 +437,10 @@ impl Sandbox {
                 plugin: plugin.clone(),
                 grant: manifest.http.clone(),
             },
+            state: manifest.state.clone().map(|grant| {
+                let backend = self.options.state.as_ref().map(|store| store.0.clone());
+                StateAccess::new(backend, plugin.clone(), grant)
+            }),
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.memory);
@@ -570,9 +583,18 @@ pub struct CallState {
     stderr: Captured,
     http_ctx: WasiHttpCtx,
     http: HttpPolicy,
+    /// Its plugin's store, with a `[state]` grant.
+    state: Option<StateAccess>,
 }
 
 impl CallState {
+    fn keyvalue(&mut self) -> KeyValueView<'_> {
+        KeyValueView {
+            table: &mut self.table,
+            access: self.state.as_mut(),
+        }
+    }
+
     /// Logs captured stdout and stderr; returns stderr for error messages.
     fn drain_output(&self) -> String {
         let stdout = self.stdout.text();

@@ -1,0 +1,285 @@
+//! The host side of `wasi:keyvalue@0.2.0-draft` for one call: every bound
+//! is checked here, before the backend is asked, and every backend call runs
+//! on a blocking thread, inside the call's time limit (the call's future
+//! awaits it).
+
+use std::sync::Arc;
+
+use wasmtime::component::{HasData, Resource, ResourceTable};
+
+use super::{
+    Backend, MAX_BATCH_BYTES, MAX_BATCH_KEYS, MAX_KEY_BYTES, MAX_OPS_PER_CALL, MAX_PAGE_KEYS,
+    Namespace, StateError,
+};
+use crate::bindings::keyvalue::wasi::keyvalue::{atomics, batch, store};
+use crate::manifest::StateGrant;
+use crate::units::human_bytes;
+
+/// An open bucket: a name the plugin's grant lists.
+pub struct Bucket {
+    name: String,
+}
+
+/// What one call may do with its plugin's store, and what it has done.
+pub struct StateAccess {
+    /// `None`: this server keeps no state (opening any bucket says so).
+    backend: Option<Arc<dyn Backend>>,
+    plugin: Arc<str>,
+    grant: StateGrant,
+    ops: u64,
+}
+
+impl StateAccess {
+    pub fn new(backend: Option<Arc<dyn Backend>>, plugin: Arc<str>, grant: StateGrant) -> Self {
+        StateAccess {
+            backend,
+            plugin,
+            grant,
+            ops: 0,
+        }
+    }
+}
+
+/// The part of a call's state that `wasi:keyvalue` uses.
+pub struct KeyValueView<'a> {
+    pub table: &'a mut ResourceTable,
+    /// `None` for a plugin without a `[state]` grant (the import gate keeps
+    /// such a plugin from loading; this is the second lock).
+    pub access: Option<&'a mut StateAccess>,
+}
+
+/// Ties [`KeyValueView`] to the linker.
+pub struct KeyValue;
+
+impl HasData for KeyValue {
+    type Data<'a> = KeyValueView<'a>;
+}
+
+type Error = store::Error;
+
+fn other(message: impl ToString) -> Error {
+    Error::Other(message.to_string())
+}
+
+impl From<StateError> for Error {
+    fn from(err: StateError) -> Error {
+        other(err)
+    }
+}
+
+fn check_key(key: &str) -> Result<(), Error> {
+    if key.len() > MAX_KEY_BYTES {
+        return Err(other(format!(
+            "a key of {} bytes is longer than {MAX_KEY_BYTES} bytes, the longest a key may be",
+            key.len()
+        )));
+    }
+    Ok(())
+}
+
+impl KeyValueView<'_> {
+    fn access(&mut self) -> Result<&mut StateAccess, Error> {
+        self.access.as_deref_mut().ok_or(Error::AccessDenied)
+    }
+
+    /// Counts `count` operations against the call's budget.
+    fn spend(&mut self, count: usize) -> Result<&mut StateAccess, Error> {
+        let access = self.access()?;
+        access.ops += count.max(1) as u64;
+        if access.ops > MAX_OPS_PER_CALL {
+            return Err(other(format!(
+                "this call made more than {MAX_OPS_PER_CALL} state operations, the most one call may make"
+            )));
+        }
+        Ok(access)
+    }
+
+    /// The backend and namespace of an open bucket, after spending `count`.
+    fn target(
+        &mut self,
+        bucket: &Resource<Bucket>,
+        count: usize,
+    ) -> Result<(Arc<dyn Backend>, Namespace, StateGrant), Error> {
+        let name = self
+            .table
+            .get(bucket)
+            .map_err(|err| other(format!("no such bucket: {err}")))?
+            .name
+            .clone();
+        let access = self.spend(count)?;
+        let backend = access.backend.clone().ok_or(Error::NoSuchStore)?;
+        let ns = Namespace {
+            plugin: access.plugin.clone(),
+            bucket: name,
+        };
+        Ok((backend, ns, access.grant.clone()))
+    }
+}
+
+/// Runs `work` on a blocking thread.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, StateError> + Send + 'static,
+) -> Result<T, Error> {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(result) => result.map_err(Error::from),
+        Err(err) => Err(other(format!("the state store's worker failed: {err}"))),
+    }
+}
+
+fn check_value(grant: &StateGrant, value: &[u8]) -> Result<(), Error> {
+    if value.len() as u64 > grant.value_limit {
+        return Err(other(format!(
+            "a value of {} is larger than {}, the plugin's value limit ([state] value-limit in its manifest)",
+            human_bytes(value.len()),
+            human_bytes(grant.value_limit as usize)
+        )));
+    }
+    Ok(())
+}
+
+fn check_batch_len(len: usize) -> Result<(), Error> {
+    if len > MAX_BATCH_KEYS {
+        return Err(other(format!(
+            "a batch of {len} keys is more than {MAX_BATCH_KEYS}, the most one batch call may name"
+        )));
+    }
+    Ok(())
+}
+
+impl store::Host for KeyValueView<'_> {
+    async fn open(&mut self, identifier: String) -> Result<Resource<Bucket>, Error> {
+        let access = self.spend(1)?;
+        if !access.grant.buckets.contains(&identifier) {
+            tracing::debug!(plugin = %access.plugin, bucket = %identifier.escape_debug(), "refused to open a bucket its grant does not list");
+            return Err(Error::AccessDenied);
+        }
+        if access.backend.is_none() {
+            return Err(Error::NoSuchStore);
+        }
+        self.table
+            .push(Bucket { name: identifier })
+            .map_err(|err| other(format!("too many open buckets: {err}")))
+    }
+}
+
+impl store::HostBucket for KeyValueView<'_> {
+    async fn get(
+        &mut self,
+        bucket: Resource<Bucket>,
+        key: String,
+    ) -> Result<Option<Vec<u8>>, Error> {
+        check_key(&key)?;
+        let (backend, ns, grant) = self.target(&bucket, 1)?;
+        // A value is at most 4 MiB when written; the budget bounds one
+        // written before a lower limit.
+        let budget = grant.value_limit.max(StateGrant::DEFAULT_VALUE_LIMIT);
+        let mut values = blocking(move || backend.get_many(&ns, &[key], budget)).await?;
+        Ok(values.pop().flatten())
+    }
+
+    async fn set(
+        &mut self,
+        bucket: Resource<Bucket>,
+        key: String,
+        value: Vec<u8>,
+    ) -> Result<(), Error> {
+        check_key(&key)?;
+        let (backend, ns, grant) = self.target(&bucket, 1)?;
+        check_value(&grant, &value)?;
+        blocking(move || backend.set_many(&ns, &[(key, value)], grant.quota)).await
+    }
+
+    async fn delete(&mut self, bucket: Resource<Bucket>, key: String) -> Result<(), Error> {
+        check_key(&key)?;
+        let (backend, ns, _) = self.target(&bucket, 1)?;
+        blocking(move || backend.delete_many(&ns, &[key])).await
+    }
+
+    async fn exists(&mut self, bucket: Resource<Bucket>, key: String) -> Result<bool, Error> {
+        check_key(&key)?;
+        let (backend, ns, _) = self.target(&bucket, 1)?;
+        blocking(move || backend.exists(&ns, &key)).await
+    }
+
+    async fn list_keys(
+        &mut self,
+        bucket: Resource<Bucket>,
+        cursor: Option<u64>,
+    ) -> Result<store::KeyResponse, Error> {
+        let (backend, ns, _) = self.target(&bucket, 1)?;
+        let (keys, cursor) =
+            blocking(move || backend.list_keys(&ns, cursor, MAX_PAGE_KEYS)).await?;
+        Ok(store::KeyResponse { keys, cursor })
+    }
+
+    async fn drop(&mut self, bucket: Resource<Bucket>) -> wasmtime::Result<()> {
+        self.table.delete(bucket)?;
+        Ok(())
+    }
+}
+
+impl atomics::Host for KeyValueView<'_> {
+    async fn increment(
+        &mut self,
+        bucket: Resource<Bucket>,
+        key: String,
+        delta: u64,
+    ) -> Result<u64, Error> {
+        check_key(&key)?;
+        let (backend, ns, grant) = self.target(&bucket, 1)?;
+        blocking(move || backend.increment(&ns, &key, delta, grant.quota)).await
+    }
+}
+
+impl batch::Host for KeyValueView<'_> {
+    async fn get_many(
+        &mut self,
+        bucket: Resource<Bucket>,
+        keys: Vec<String>,
+    ) -> Result<Vec<Option<(String, Vec<u8>)>>, Error> {
+        check_batch_len(keys.len())?;
+        keys.iter().try_for_each(|key| check_key(key))?;
+        let (backend, ns, _) = self.target(&bucket, keys.len())?;
+        let asked = keys.clone();
+        let values = blocking(move || backend.get_many(&ns, &asked, MAX_BATCH_BYTES)).await?;
+        Ok(keys
+            .into_iter()
+            .zip(values)
+            .map(|(key, value)| value.map(|value| (key, value)))
+            .collect())
+    }
+
+    async fn set_many(
+        &mut self,
+        bucket: Resource<Bucket>,
+        entries: Vec<(String, Vec<u8>)>,
+    ) -> Result<(), Error> {
+        check_batch_len(entries.len())?;
+        let (backend, ns, grant) = self.target(&bucket, entries.len())?;
+        let mut bytes = 0u64;
+        for (key, value) in &entries {
+            check_key(key)?;
+            check_value(&grant, value)?;
+            bytes += (key.len() + value.len()) as u64;
+        }
+        if bytes > MAX_BATCH_BYTES {
+            return Err(other(format!(
+                "a batch of {} is larger than {}, the most one set-many may write",
+                human_bytes(bytes as usize),
+                human_bytes(MAX_BATCH_BYTES as usize)
+            )));
+        }
+        blocking(move || backend.set_many(&ns, &entries, grant.quota)).await
+    }
+
+    async fn delete_many(
+        &mut self,
+        bucket: Resource<Bucket>,
+        keys: Vec<String>,
+    ) -> Result<(), Error> {
+        check_batch_len(keys.len())?;
+        keys.iter().try_for_each(|key| check_key(key))?;
+        let (backend, ns, _) = self.target(&bucket, keys.len())?;
+        blocking(move || backend.delete_many(&ns, &keys)).await
+    }
+}
