@@ -42,17 +42,6 @@ pub mod v0_2 {
     });
 }
 
-/// `wasi:keyvalue@0.2.0-draft`: a plugin's durable store, with a `[state]`
-/// grant (the host side is `crate::state::keyvalue`).
-pub mod keyvalue {
-    wasmtime::component::bindgen!({
-        world: "wasi:keyvalue/imports",
-        path: "../../wit/keyvalue",
-        imports: { default: async },
-        with: { "wasi:keyvalue/store.bucket": crate::state::keyvalue::Bucket },
-    });
-}
-
 pub use self::v0_1::corral::plugin::types;
 pub use self::v0_1::exports::corral::plugin::tools;
 pub use self::v0_2::corral::plugin::client;

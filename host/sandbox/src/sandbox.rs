@@ -34,8 +34,8 @@ use crate::http::HttpPolicy;
 use crate::limits::Limits;
 use crate::manifest::Manifest;
 use crate::quota::TokenBucket;
-use crate::state::StateStore;
-use crate::state::keyvalue::{KeyValue, KeyValueView, StateAccess};
+use crate::state::keyvalue::{KeyValueView, StateAccess};
+use crate::state::{self, StateStore};
 use crate::units::{group_digits, human_bytes, human_duration};
 use corral_tool::{CallContext, CallEvent, EventSink, LogLevel};
 
@@ -253,7 +253,7 @@ impl Sandbox {
         bindings::v0_2::Plugin::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |state| state)
             .map_err(anyhow::Error::from)
             .context("linking the 0.2.0 host and client interfaces")?;
-        bindings::keyvalue::Imports::add_to_linker::<_, KeyValue>(&mut linker, CallState::keyvalue)
+        state::keyvalue::add_to_linker(&mut linker, CallState::keyvalue)
             .map_err(anyhow::Error::from)
             .context("linking wasi:keyvalue")?;
 

@@ -11,9 +11,29 @@ use super::{
     Backend, MAX_BATCH_BYTES, MAX_BATCH_KEYS, MAX_KEY_BYTES, MAX_OPS_PER_CALL, MAX_PAGE_KEYS,
     Namespace, StateError,
 };
-use crate::bindings::keyvalue::wasi::keyvalue::{atomics, batch, store};
 use crate::manifest::StateGrant;
 use crate::units::human_bytes;
+use generated::wasi::keyvalue::{atomics, batch, store};
+
+/// The bindings of `wasi:keyvalue@0.2.0-draft` (`wit/keyvalue/`), whose
+/// host side this module is.
+mod generated {
+    wasmtime::component::bindgen!({
+        world: "wasi:keyvalue/imports",
+        path: "../../wit/keyvalue",
+        imports: { default: async },
+        with: { "wasi:keyvalue/store.bucket": super::Bucket },
+    });
+}
+
+/// Adds `wasi:keyvalue` to `linker`, served from each call's
+/// [`KeyValueView`].
+pub fn add_to_linker<T: Send + 'static>(
+    linker: &mut wasmtime::component::Linker<T>,
+    view: fn(&mut T) -> KeyValueView<'_>,
+) -> wasmtime::Result<()> {
+    generated::Imports::add_to_linker::<T, KeyValue>(linker, view)
+}
 
 /// An open bucket: a name the plugin's grant lists.
 pub struct Bucket {
