@@ -114,12 +114,8 @@ impl KeyValueView<'_> {
         Ok(access)
     }
 
-    /// The backend and namespace of an open bucket, after spending `count`.
-    fn target(
-        &mut self,
-        bucket: &Resource<Bucket>,
-        count: usize,
-    ) -> Result<(Arc<dyn Backend>, Namespace, StateGrant), Error> {
+    /// Where an operation on an open bucket goes, after spending `count`.
+    fn target(&mut self, bucket: &Resource<Bucket>, count: usize) -> Result<Target, Error> {
         let name = self
             .table
             .get(bucket)
@@ -127,13 +123,24 @@ impl KeyValueView<'_> {
             .name
             .clone();
         let access = self.spend(count)?;
-        let backend = access.backend.clone().ok_or(Error::NoSuchStore)?;
-        let ns = Namespace {
-            plugin: access.plugin.clone(),
-            bucket: name,
-        };
-        Ok((backend, ns, access.grant.clone()))
+        Ok(Target {
+            backend: access.backend.clone().ok_or(Error::NoSuchStore)?,
+            ns: Namespace {
+                plugin: access.plugin.clone(),
+                bucket: name,
+            },
+            quota: access.grant.quota,
+            value_limit: access.grant.value_limit,
+        })
     }
+}
+
+/// One operation's backend and namespace, and the grant's sizes it checks.
+struct Target {
+    backend: Arc<dyn Backend>,
+    ns: Namespace,
+    quota: u64,
+    value_limit: u64,
 }
 
 /// Runs `work` on a blocking thread.
@@ -146,12 +153,12 @@ async fn blocking<T: Send + 'static>(
     }
 }
 
-fn check_value(grant: &StateGrant, value: &[u8]) -> Result<(), Error> {
-    if value.len() as u64 > grant.value_limit {
+fn check_value(value_limit: u64, value: &[u8]) -> Result<(), Error> {
+    if value.len() as u64 > value_limit {
         return Err(other(format!(
             "a value of {} is larger than {}, the plugin's value limit ([state] value-limit in its manifest)",
             human_bytes(value.len()),
-            human_bytes(grant.value_limit as usize)
+            human_bytes(value_limit as usize)
         )));
     }
     Ok(())
@@ -189,10 +196,10 @@ impl store::HostBucket for KeyValueView<'_> {
         key: String,
     ) -> Result<Option<Vec<u8>>, Error> {
         check_key(&key)?;
-        let (backend, ns, grant) = self.target(&bucket, 1)?;
-        // A value is at most 4 MiB when written; the budget bounds one
-        // written before a lower limit.
-        let budget = grant.value_limit.max(StateGrant::DEFAULT_VALUE_LIMIT);
+        let Target { backend, ns, .. } = self.target(&bucket, 1)?;
+        // No value is larger than the largest value limit, whatever the
+        // limit was when it was written.
+        let budget = StateGrant::DEFAULT_VALUE_LIMIT;
         let mut values = blocking(move || backend.get_many(&ns, &[key], budget)).await?;
         Ok(values.pop().flatten())
     }
@@ -204,20 +211,23 @@ impl store::HostBucket for KeyValueView<'_> {
         value: Vec<u8>,
     ) -> Result<(), Error> {
         check_key(&key)?;
-        let (backend, ns, grant) = self.target(&bucket, 1)?;
-        check_value(&grant, &value)?;
-        blocking(move || backend.set_many(&ns, &[(key, value)], grant.quota)).await
+        let target = self.target(&bucket, 1)?;
+        check_value(target.value_limit, &value)?;
+        let Target {
+            backend, ns, quota, ..
+        } = target;
+        blocking(move || backend.set_many(&ns, &[(key, value)], quota)).await
     }
 
     async fn delete(&mut self, bucket: Resource<Bucket>, key: String) -> Result<(), Error> {
         check_key(&key)?;
-        let (backend, ns, _) = self.target(&bucket, 1)?;
+        let Target { backend, ns, .. } = self.target(&bucket, 1)?;
         blocking(move || backend.delete_many(&ns, &[key])).await
     }
 
     async fn exists(&mut self, bucket: Resource<Bucket>, key: String) -> Result<bool, Error> {
         check_key(&key)?;
-        let (backend, ns, _) = self.target(&bucket, 1)?;
+        let Target { backend, ns, .. } = self.target(&bucket, 1)?;
         blocking(move || backend.exists(&ns, &key)).await
     }
 
@@ -226,7 +236,7 @@ impl store::HostBucket for KeyValueView<'_> {
         bucket: Resource<Bucket>,
         cursor: Option<u64>,
     ) -> Result<store::KeyResponse, Error> {
-        let (backend, ns, _) = self.target(&bucket, 1)?;
+        let Target { backend, ns, .. } = self.target(&bucket, 1)?;
         let (keys, cursor) =
             blocking(move || backend.list_keys(&ns, cursor, MAX_PAGE_KEYS)).await?;
         Ok(store::KeyResponse { keys, cursor })
@@ -246,8 +256,10 @@ impl atomics::Host for KeyValueView<'_> {
         delta: u64,
     ) -> Result<u64, Error> {
         check_key(&key)?;
-        let (backend, ns, grant) = self.target(&bucket, 1)?;
-        blocking(move || backend.increment(&ns, &key, delta, grant.quota)).await
+        let Target {
+            backend, ns, quota, ..
+        } = self.target(&bucket, 1)?;
+        blocking(move || backend.increment(&ns, &key, delta, quota)).await
     }
 }
 
@@ -259,9 +271,13 @@ impl batch::Host for KeyValueView<'_> {
     ) -> Result<Vec<Option<(String, Vec<u8>)>>, Error> {
         check_batch_len(keys.len())?;
         keys.iter().try_for_each(|key| check_key(key))?;
-        let (backend, ns, _) = self.target(&bucket, keys.len())?;
-        let asked = keys.clone();
-        let values = blocking(move || backend.get_many(&ns, &asked, MAX_BATCH_BYTES)).await?;
+        let Target { backend, ns, .. } = self.target(&bucket, keys.len())?;
+        // The keys go to the blocking thread and come back with the values.
+        let (keys, values) = blocking(move || {
+            let values = backend.get_many(&ns, &keys, MAX_BATCH_BYTES)?;
+            Ok((keys, values))
+        })
+        .await?;
         Ok(keys
             .into_iter()
             .zip(values)
@@ -275,11 +291,16 @@ impl batch::Host for KeyValueView<'_> {
         entries: Vec<(String, Vec<u8>)>,
     ) -> Result<(), Error> {
         check_batch_len(entries.len())?;
-        let (backend, ns, grant) = self.target(&bucket, entries.len())?;
+        let Target {
+            backend,
+            ns,
+            quota,
+            value_limit,
+        } = self.target(&bucket, entries.len())?;
         let mut bytes = 0u64;
         for (key, value) in &entries {
             check_key(key)?;
-            check_value(&grant, value)?;
+            check_value(value_limit, value)?;
             bytes += (key.len() + value.len()) as u64;
         }
         if bytes > MAX_BATCH_BYTES {
@@ -289,7 +310,7 @@ impl batch::Host for KeyValueView<'_> {
                 human_bytes(MAX_BATCH_BYTES as usize)
             )));
         }
-        blocking(move || backend.set_many(&ns, &entries, grant.quota)).await
+        blocking(move || backend.set_many(&ns, &entries, quota)).await
     }
 
     async fn delete_many(
@@ -299,7 +320,7 @@ impl batch::Host for KeyValueView<'_> {
     ) -> Result<(), Error> {
         check_batch_len(keys.len())?;
         keys.iter().try_for_each(|key| check_key(key))?;
-        let (backend, ns, _) = self.target(&bucket, keys.len())?;
+        let Target { backend, ns, .. } = self.target(&bucket, keys.len())?;
         blocking(move || backend.delete_many(&ns, &keys)).await
     }
 }

@@ -140,8 +140,8 @@ fn set_used(
     Ok(())
 }
 
-/// The bytes `key` counts now (0 when absent).
-fn stored_bytes(
+/// The value stored at `key`, if any.
+fn stored_value(
     transaction: &rusqlite::Transaction<'_>,
     ns: &Namespace,
     key: &str,
@@ -153,6 +153,23 @@ fn stored_bytes(
             |row| row.get(0),
         )
         .optional()
+}
+
+/// The bytes the entry at `key` counts against the quota, if it exists:
+/// measured by SQLite (`length` of a blob), without reading the value.
+fn stored_size(
+    transaction: &rusqlite::Transaction<'_>,
+    ns: &Namespace,
+    key: &str,
+) -> rusqlite::Result<Option<u64>> {
+    let length: Option<i64> = transaction
+        .query_row(
+            "SELECT length(value) FROM entries WHERE plugin = ?1 AND bucket = ?2 AND key = ?3",
+            params![&*ns.plugin, ns.bucket, key],
+            |row| row.get(0),
+        )
+        .optional()?;
+    Ok(length.map(|length| key.len() as u64 + length.max(0) as u64))
 }
 
 fn upsert(
@@ -217,9 +234,7 @@ impl Backend for Sqlite {
             for (key, value) in entries {
                 let before = match seen.get(key.as_str()) {
                     Some(&bytes) => bytes,
-                    None => stored_bytes(transaction, ns, key)
-                        .map_err(sql)?
-                        .map_or(0, |old| entry_bytes(key, &old)),
+                    None => stored_size(transaction, ns, key).map_err(sql)?.unwrap_or(0),
                 };
                 let now = entry_bytes(key, value);
                 after += now as i128 - before as i128;
@@ -245,8 +260,8 @@ impl Backend for Sqlite {
             let sql = |err| self.fault(err);
             let mut freed = 0u64;
             for key in keys {
-                if let Some(old) = stored_bytes(transaction, ns, key).map_err(sql)? {
-                    freed += entry_bytes(key, &old);
+                if let Some(size) = stored_size(transaction, ns, key).map_err(sql)? {
+                    freed += size;
                     transaction
                         .execute(
                             "DELETE FROM entries WHERE plugin = ?1 AND bucket = ?2 AND key = ?3",
@@ -316,7 +331,7 @@ impl Backend for Sqlite {
     ) -> Result<u64, StateError> {
         self.write(|transaction| {
             let sql = |err| self.fault(err);
-            let old = stored_bytes(transaction, ns, key).map_err(sql)?;
+            let old = stored_value(transaction, ns, key).map_err(sql)?;
             let current = match &old {
                 None => 0,
                 Some(value) => std::str::from_utf8(value)
