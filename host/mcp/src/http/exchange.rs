@@ -25,15 +25,8 @@ pub(super) struct FrameSummary {
     expects_answer: bool,
     /// The method of a single request.
     pub(super) method: Option<String>,
-    /// Whether it opens a `subscriptions/listen` stream.
-    listens: bool,
     /// The ids of its requests.
     request_ids: Vec<Value>,
-    /// The id of the `subscriptions/listen` stream it opens: only a single
-    /// request does (the session refuses one in a batch, whose answer it
-    /// would hold), so a batch's ending never cancels a request of the id
-    /// its refused listen request had.
-    listen_ids: Vec<Value>,
     /// The id an error about the whole POST answers with: the message's id
     /// when the frame is one message that has one (an invalid message's
     /// included), null otherwise.
@@ -61,15 +54,6 @@ impl FrameSummary {
                 _ => None,
             })
             .collect();
-        let listen_ids: Vec<Value> = match frame {
-            Frame::Single(Incoming::Request(request))
-                if request.method == "subscriptions/listen" =>
-            {
-                vec![request.id.clone()]
-            }
-            _ => Vec::new(),
-        };
-        let listens = !listen_ids.is_empty();
         let reply_id = match frame {
             Frame::Single(Incoming::Request(request)) => request.id.clone(),
             Frame::Single(Incoming::Invalid { id, .. }) => id.clone(),
@@ -78,11 +62,17 @@ impl FrameSummary {
         FrameSummary {
             expects_answer,
             method,
-            listens,
             request_ids,
-            listen_ids,
             reply_id,
         }
+    }
+
+    /// The id of the `subscriptions/listen` stream the frame opens. Only a
+    /// single request does (the session refuses one in a batch, whose
+    /// answer it would hold), so a batch's ending never cancels a request of
+    /// the id its refused listen request had.
+    fn listen_id(&self) -> Option<&Value> {
+        (self.method.as_deref() == Some("subscriptions/listen")).then_some(&self.reply_id)
     }
 
     /// A frame without a message (an empty batch, or one that does not
@@ -91,9 +81,7 @@ impl FrameSummary {
         FrameSummary {
             expects_answer: true,
             method: None,
-            listens: false,
             request_ids: Vec::new(),
-            listen_ids: Vec::new(),
             reply_id: Value::Null,
         }
     }
@@ -154,8 +142,8 @@ pub(super) async fn exchange<H: ToolHost>(
         unsent.fetch_sub(jsonrpc::serialized_len(&first), Ordering::Relaxed);
     }
     let shutdown = summary
-        .listens
-        .then(|| end_listen_streams_at_shutdown(session, closing));
+        .listen_id()
+        .map(|_| end_listen_streams_at_shutdown(session, closing));
     // What ends with the stream: the exchange's end (moved in whole, so
     // that it drops here, told the outcome) and the shutdown watch.
     let on_drop = Box::new(move |complete: bool| {
@@ -242,9 +230,7 @@ impl<H: ToolHost> ExchangeEnd<H> {
     fn of(era: Era, session: &Arc<Session<H>>, summary: &FrameSummary) -> Option<Self> {
         let (request_ids, how) = match era {
             Era::Stateless => (summary.request_ids.clone(), Ending::Stateless),
-            Era::Legacy if !summary.listen_ids.is_empty() => {
-                (summary.listen_ids.clone(), Ending::Listen)
-            }
+            Era::Legacy if let Some(id) = summary.listen_id() => (vec![id.clone()], Ending::Listen),
             Era::Legacy if !summary.request_ids.is_empty() => {
                 (summary.request_ids.clone(), Ending::Unreachable)
             }
@@ -325,8 +311,7 @@ mod tests {
         let single =
             parse_frame(r#"{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":{}}"#);
         let summary = FrameSummary::of(&single);
-        assert!(summary.listens);
-        assert_eq!(summary.listen_ids, [json!(5)]);
+        assert_eq!(summary.listen_id(), Some(&json!(5)));
         // In a batch the session refuses it: when the exchange ends
         // unanswered, its requests are left unreachable, and nothing is
         // cancelled by the id the listen request had (another request of
@@ -335,8 +320,7 @@ mod tests {
             r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}},{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":{}}]"#,
         );
         let summary = FrameSummary::of(&batch);
-        assert!(!summary.listens);
-        assert!(summary.listen_ids.is_empty());
+        assert_eq!(summary.listen_id(), None);
         assert_eq!(summary.request_ids, [json!(1), json!(5)]);
     }
 }
