@@ -266,6 +266,12 @@ fn quota_size_and_operation_bounds_refuse_and_keep_the_store_intact() {
     );
     let denied = text(&mut server, "open", json!({"bucket": "secret"}));
     assert!(denied.contains("may not open bucket `secret`"), "{denied}");
+    let long_key = text(
+        &mut server,
+        "set",
+        json!({"key": "k".repeat(1025), "value": "v"}),
+    );
+    assert!(long_key.contains("longer than 1024 bytes"), "{long_key}");
     let batch = text(&mut server, "set_many", json!({"count": 1001}));
     assert!(batch.contains("more than 1000"), "{batch}");
 
