@@ -5,10 +5,13 @@
 //! shared folder appears on both, a legacy session works through the
 //! proxy (it sticks to one replica), and a call that asks the user in the
 //! stateless era completes on whichever replica its retry reaches (the
-//! replicas share the key that seals `requestState`).
+//! replicas share the key that seals `requestState`). Plugins' state lives
+//! in one Redis (`--state redis://`), so both replicas count together.
 
 #[path = "support/http.rs"]
 mod http;
+#[path = "support/redis.rs"]
+mod redis;
 mod support;
 
 use std::collections::HashMap;
@@ -17,10 +20,11 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use http::{Client, HttpServer};
-use support::{example, fixture, folder_with, repo_root, run_setup, system_program};
+use redis::RedisServer;
+use support::{example, fixture, folder_with, repo_root, run_setup, system_program, write_file};
 
 /// nginx as a child process, stopped when dropped.
 struct Nginx {
@@ -284,4 +288,79 @@ fn the_official_python_client_completes_an_elicitation_through_two_replicas() {
     // over both replicas: each took the other's state.
     assert!(!scratch.path().join("a.tmp").exists());
     assert!(scratch.path().join("keep.txt").exists());
+}
+
+/// Two replicas on one Redis: a count made on one is read on the other,
+/// and 200 calls at once through nginx, spread over both, add up to
+/// exactly 200.
+#[test]
+fn two_replicas_count_together_in_one_redis() {
+    let redis = RedisServer::start();
+    let folder = folder_with(&[("tally.wasm", &example("tally"))]);
+    write_file(
+        folder.path(),
+        "tally.toml",
+        "[state]\nbuckets = [\"default\"]\n\n[limits]\nconcurrency = 256\nrate = 1000\nburst = 1000\n",
+    );
+    let state = redis.url();
+    let first = HttpServer::start(folder.path(), &["--state", &state]);
+    let second = HttpServer::start(folder.path(), &["--state", &state]);
+    let (nginx, port) = start_nginx(&[&first, &second]);
+    let proxy = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+
+    let total = |client: &mut Client, tool: &str, arguments: Value| -> (u64, String) {
+        let response = client.stateless(
+            "tools/call",
+            json!({ "name": tool, "arguments": arguments }),
+        );
+        assert_eq!(response.status, 200, "{}", response.text());
+        let answer = response.answer();
+        let total = answer["result"]["structuredContent"]["total"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no total: {answer}"));
+        let replica = response
+            .header("x-corral-replica")
+            .unwrap_or_default()
+            .to_string();
+        (total, replica)
+    };
+    let made = total(
+        &mut first.client(),
+        "tally_add",
+        json!({"key": "shared", "by": 5}),
+    );
+    assert_eq!(made.0, 5);
+    let read = total(&mut second.client(), "tally_get", json!({"key": "shared"}));
+    assert_eq!(read.0, 5);
+
+    let calls: Vec<_> = (0..200)
+        .map(|_| {
+            std::thread::spawn(move || {
+                total(
+                    &mut Client::new(proxy),
+                    "tally_add",
+                    json!({"key": "hits", "by": 1}),
+                )
+            })
+        })
+        .collect();
+    let mut totals = Vec::new();
+    let mut answered_by: HashMap<String, usize> = HashMap::new();
+    for call in calls {
+        let (total, replica) = call.join().unwrap();
+        totals.push(total);
+        *answered_by.entry(replica).or_default() += 1;
+    }
+    totals.sort_unstable();
+    assert_eq!(
+        totals,
+        (1..=200).collect::<Vec<u64>>(),
+        "each call saw its own total\n{}",
+        nginx.error_log()
+    );
+    assert_eq!(answered_by.len(), 2, "{answered_by:?}");
+    for server in [&first, &second] {
+        let (hits, _) = total(&mut server.client(), "tally_get", json!({"key": "hits"}));
+        assert_eq!(hits, 200);
+    }
 }

@@ -1,26 +1,46 @@
 //! Plugins that remember (issue 26): `wasi:keyvalue` served from a real
-//! SQLite file, driven through the real binary with the real `tally`
-//! example and the `hostile-state` fixture. Each test has its own folder and
-//! its own store file (`--state sqlite:PATH`).
+//! SQLite file and from a real `redis-server` on loopback, driven through
+//! the real binary with the real `tally` example and the `hostile-state`
+//! fixture. Each test has its own folder and its own store (a file, or a
+//! server), and most run once on each backend.
 
+#[path = "support/redis.rs"]
+mod redis;
 mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use redis::RedisServer;
 use serde_json::{Value, json};
 use support::{Server, example, first_text, fixture, test_cache_dir, write_file};
 
-/// A plugin folder and a store file of the test's own.
+/// Where a test's plugins keep their state.
+#[derive(Clone, Copy, Debug)]
+enum Backend {
+    Sqlite,
+    Redis,
+}
+
+enum Store {
+    Sqlite(PathBuf),
+    Redis(RedisServer),
+}
+
+/// A plugin folder and a store of the test's own.
 struct Setup {
     dir: tempfile::TempDir,
-    store: PathBuf,
+    store: Store,
 }
 
 impl Setup {
     /// `plugins`: (stem, built plugin, manifest text or none).
     fn new(plugins: &[(&str, &Path, Option<&str>)]) -> Setup {
+        Setup::on(Backend::Sqlite, plugins)
+    }
+
+    fn on(backend: Backend, plugins: &[(&str, &Path, Option<&str>)]) -> Setup {
         let dir = tempfile::tempdir().unwrap();
         for (stem, wasm, manifest) in plugins {
             std::fs::copy(wasm, dir.path().join(format!("{stem}.wasm"))).unwrap();
@@ -28,12 +48,18 @@ impl Setup {
                 write_file(dir.path(), &format!("{stem}.toml"), manifest);
             }
         }
-        let store = dir.path().join("store/state.sqlite");
+        let store = match backend {
+            Backend::Sqlite => Store::Sqlite(dir.path().join("store/state.sqlite")),
+            Backend::Redis => Store::Redis(RedisServer::start()),
+        };
         Setup { dir, store }
     }
 
     fn state_flag(&self) -> String {
-        format!("sqlite:{}", self.store.display())
+        match &self.store {
+            Store::Sqlite(path) => format!("sqlite:{}", path.display()),
+            Store::Redis(server) => server.url(),
+        }
     }
 
     fn serve(&self) -> Server {
@@ -55,6 +81,23 @@ impl Setup {
             .output()
             .unwrap()
     }
+}
+
+/// A `#[test]` for each backend, `NAME::sqlite` and `NAME::redis`, each
+/// calling `NAME(backend)`.
+macro_rules! on_both {
+    ($name:ident) => {
+        mod $name {
+            #[test]
+            fn sqlite() {
+                super::$name(super::Backend::Sqlite);
+            }
+            #[test]
+            fn redis() {
+                super::$name(super::Backend::Redis);
+            }
+        }
+    };
 }
 
 const TALLY: &str = "[state]\nbuckets = [\"default\"]\nquota = \"1 MiB\"\n";
@@ -90,10 +133,10 @@ fn total(result: &Value) -> u64 {
         .unwrap_or_else(|| panic!("no total: {result}"))
 }
 
-#[test]
-fn counts_survive_a_restart_and_corral_state_shows_and_clears_them() {
+on_both!(counts_survive_a_restart_and_corral_state_shows_and_clears_them);
+fn counts_survive_a_restart_and_corral_state_shows_and_clears_them(backend: Backend) {
     let (name, wasm, manifest) = tally();
-    let setup = Setup::new(&[(name, &wasm, manifest)]);
+    let setup = Setup::on(backend, &[(name, &wasm, manifest)]);
     let mut server = setup.serve();
     assert_eq!(
         total(&server.call("tally_add", json!({"key": "apples", "by": 2}))),
@@ -125,12 +168,15 @@ fn counts_survive_a_restart_and_corral_state_shows_and_clears_them() {
     assert_eq!(total(&result), 0);
 }
 
+on_both!(two_plugins_with_the_same_bucket_never_share_keys);
 /// Two plugins opening `default` never see each other's keys: the
 /// namespace is the plugin's name, chosen by the host.
-#[test]
-fn two_plugins_with_the_same_bucket_never_share_keys() {
+fn two_plugins_with_the_same_bucket_never_share_keys(backend: Backend) {
     let wasm = example("tally");
-    let setup = Setup::new(&[("tally", &wasm, Some(TALLY)), ("other", &wasm, Some(TALLY))]);
+    let setup = Setup::on(
+        backend,
+        &[("tally", &wasm, Some(TALLY)), ("other", &wasm, Some(TALLY))],
+    );
     let mut server = setup.serve();
     let names = server.tool_names();
     // The second copy's tools are renamed; find both add tools.
@@ -156,10 +202,10 @@ fn two_plugins_with_the_same_bucket_never_share_keys() {
     );
 }
 
+on_both!(two_hundred_concurrent_increments_end_at_exactly_200);
 /// 200 calls at once on one stdio session, each adding 1: exactly 200.
-#[test]
-fn two_hundred_concurrent_increments_end_at_exactly_200() {
-    let setup = Setup::new(&[("tally", &example("tally"), Some(TALLY_BURST))]);
+fn two_hundred_concurrent_increments_end_at_exactly_200(backend: Backend) {
+    let setup = Setup::on(backend, &[("tally", &example("tally"), Some(TALLY_BURST))]);
     let mut server = setup.serve();
     let ids = send_adds(&mut server, BURST, "hits");
     let responses = server.responses_to(&ids);
@@ -176,11 +222,11 @@ fn two_hundred_concurrent_increments_end_at_exactly_200() {
     );
 }
 
+on_both!(a_sigkill_in_a_burst_of_writes_loses_no_acknowledged_write);
 /// A server killed with SIGKILL in a burst of writes keeps every write it
 /// acknowledged, and its store stays readable.
-#[test]
-fn a_sigkill_in_a_burst_of_writes_loses_no_acknowledged_write() {
-    let setup = Setup::new(&[("tally", &example("tally"), Some(TALLY_BURST))]);
+fn a_sigkill_in_a_burst_of_writes_loses_no_acknowledged_write(backend: Backend) {
+    let setup = Setup::on(backend, &[("tally", &example("tally"), Some(TALLY_BURST))]);
     let mut server = setup.serve();
     let ids = send_adds(&mut server, BURST, "burst");
     // Read some acknowledgements, then kill while the rest are running.
@@ -236,13 +282,16 @@ fn a_plugin_importing_keyvalue_without_a_state_grant_is_refused_at_load() {
     assert!(String::from_utf8_lossy(&output.stdout).contains("tally_add"));
 }
 
+on_both!(quota_size_and_operation_bounds_refuse_and_keep_the_store_intact);
 /// A hostile plugin with a small quota: many small keys, one huge value,
 /// an endless listing and a bucket it was not granted all end in errors it
 /// can read, the store keeps what it had, and the server keeps answering.
-#[test]
-fn quota_size_and_operation_bounds_refuse_and_keep_the_store_intact() {
+fn quota_size_and_operation_bounds_refuse_and_keep_the_store_intact(backend: Backend) {
     let manifest = "[state]\nbuckets = [\"default\"]\nquota = \"8 KiB\"\nvalue-limit = \"2 KiB\"\n";
-    let setup = Setup::new(&[("hostile-state", &fixture("hostile-state"), Some(manifest))]);
+    let setup = Setup::on(
+        backend,
+        &[("hostile-state", &fixture("hostile-state"), Some(manifest))],
+    );
     let mut server = setup.serve();
     let text = |server: &mut Server, tool: &str, arguments: Value| {
         first_text(&server.call(tool, arguments)).to_string()
@@ -295,4 +344,121 @@ fn quota_size_and_operation_bounds_refuse_and_keep_the_store_intact() {
         "{} bytes",
         server.peak_rss_bytes()
     );
+}
+
+on_both!(ping_stays_quick_while_plugins_attack_the_store);
+/// While hostile calls fill the store with many small keys, write values
+/// as large as the limit allows and list keys without end, the server
+/// answers `ping` within 100 ms: the store's work runs beside the protocol,
+/// never in its way.
+fn ping_stays_quick_while_plugins_attack_the_store(backend: Backend) {
+    let manifest =
+        "[state]\nbuckets = [\"default\"]\nquota = \"64 MiB\"\n\n[limits]\nconcurrency = 16\n";
+    let setup = Setup::on(
+        backend,
+        &[("hostile-state", &fixture("hostile-state"), Some(manifest))],
+    );
+    let mut server = setup.serve();
+    // Keys for the listings to walk.
+    let seeded = server.call("many_keys", json!({"count": 5000}));
+    assert_eq!(first_text(&seeded), "5000 set");
+
+    let call = |server: &mut Server, tool: &str, arguments: Value| {
+        server.send_request("tools/call", json!({"name": tool, "arguments": arguments}))
+    };
+    let mut attacks = Vec::new();
+    for _ in 0..2 {
+        attacks.push(call(&mut server, "many_keys", json!({"count": 9000})));
+        attacks.push(call(&mut server, "list_forever", json!({})));
+        attacks.push(call(&mut server, "huge_value", json!({"bytes": 4 << 20})));
+        attacks.push(call(&mut server, "huge_value", json!({"bytes": 5 << 20})));
+    }
+    let mut pending = attacks.clone();
+    let mut pings = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !pending.is_empty() {
+        assert!(Instant::now() < deadline, "the attacks did not end");
+        let id = server.send_request("ping", json!({}));
+        let sent = Instant::now();
+        loop {
+            let message = server
+                .recv_within(Duration::from_secs(10))
+                .expect("an answer");
+            if message["id"] == id {
+                assert_eq!(message["result"], json!({}), "{message}");
+                break;
+            }
+            pending.retain(|pending| *pending != message["id"]);
+        }
+        // Only pings sent while attacks ran count.
+        if !pending.is_empty() {
+            pings.push(sent.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(
+        pings.len() >= 5,
+        "the attacks ended after {} pings",
+        pings.len()
+    );
+    let slowest = pings.iter().max().unwrap();
+    eprintln!(
+        "{} pings during the attacks, the slowest {slowest:?}",
+        pings.len()
+    );
+    assert!(
+        *slowest < Duration::from_millis(100),
+        "the slowest of {} pings during the attacks took {slowest:?}",
+        pings.len()
+    );
+    assert!(
+        server.peak_rss_bytes() < 512 << 20,
+        "{} bytes",
+        server.peak_rss_bytes()
+    );
+}
+
+/// A Redis that goes away: calls that touch state fail naming the backend,
+/// tools that keep no state answer as before, and state calls work again
+/// once Redis is back (on the same address).
+#[test]
+fn a_redis_outage_fails_state_calls_only_until_it_returns() {
+    let setup = Setup::on(
+        Backend::Redis,
+        &[
+            ("tally", &example("tally"), Some(TALLY)),
+            ("calc", &example("calc"), None),
+        ],
+    );
+    let mut server = setup.serve();
+    assert_eq!(
+        total(&server.call("tally_add", json!({"key": "k", "by": 2}))),
+        2
+    );
+    let url = setup.state_flag();
+    let mut setup = setup;
+    let Store::Redis(redis) = &mut setup.store else {
+        unreachable!("a Redis setup")
+    };
+    redis.stop();
+    for _ in 0..3 {
+        let result = server.call("tally_add", json!({"key": "k", "by": 1}));
+        assert_eq!(result["isError"], true, "{result}");
+        let text = first_text(&result);
+        assert!(
+            text.contains(&format!("the state store ({url}) failed")),
+            "{text}"
+        );
+        assert_eq!(
+            first_text(&server.call("add", json!({"a": 1, "b": 2}))),
+            "3"
+        );
+    }
+    // Back, empty (in memory only): counting starts again.
+    redis.restart();
+    assert_eq!(
+        total(&server.call("tally_add", json!({"key": "k", "by": 1}))),
+        1
+    );
+    server.request("ping", json!({}));
 }

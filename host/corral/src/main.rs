@@ -138,9 +138,10 @@ struct Cli {
     /// Compile every plugin every time: no compile cache.
     #[arg(long, global = true)]
     no_cache: bool,
-    /// Where plugins with a [state] grant keep their keys: sqlite:PATH
-    /// [default: a SQLite file per served folder under $XDG_DATA_HOME/corral/state
-    /// or ~/.local/share/corral/state].
+    /// Where plugins with a [state] grant keep their keys: sqlite:PATH, or
+    /// redis://[USER:PASSWORD@]HOST[:PORT][/DB] (rediss:// for TLS) for
+    /// replicas that share state [default: a SQLite file per served folder
+    /// under $XDG_DATA_HOME/corral/state or ~/.local/share/corral/state].
     #[arg(long, global = true, env = "CORRAL_STATE", value_name = "SPEC")]
     state: Option<String>,
     #[command(subcommand)]

@@ -5,16 +5,19 @@
 //! directory, `$XDG_DATA_HOME/corral/state/` (or `~/.local/share/...`),
 //! named after the folder and keyed by its canonical path: serving the same
 //! folder again finds the same state, and two folders never share it.
+//! Replicas share a Redis server instead (`--state redis://HOST:PORT/DB`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
+use corral_sandbox::state::redis::Redis;
 use corral_sandbox::state::sqlite::Sqlite;
 use corral_sandbox::state::{Backend, StateStore};
 
-/// What `corral state list` shows of one value at most.
+/// What `corral state list` shows of one value at most (characters; the
+/// store sends no more than four bytes for each).
 const SHOWN_VALUE_CHARS: usize = 200;
 /// The most entries `corral state list` shows.
 const SHOWN_ENTRIES: usize = 1000;
@@ -24,9 +27,12 @@ pub fn store(spec: Option<&str>, folder: &Path) -> Result<StateStore> {
     let backend: Arc<dyn Backend> = match spec {
         Some(spec) => match spec.split_once(':') {
             Some(("sqlite", path)) if !path.is_empty() => Arc::new(Sqlite::new(path)),
-            _ => {
-                bail!("--state {spec}: expected sqlite:PATH (a SQLite file, created when missing)")
+            Some(("redis" | "rediss", _)) => {
+                Arc::new(Redis::new(spec).map_err(|err| anyhow::anyhow!("--state {err}"))?)
             }
+            _ => bail!(
+                "--state {spec}: expected sqlite:PATH (a SQLite file, created when missing) or redis://HOST[:PORT][/DB] (rediss:// for TLS)"
+            ),
         },
         None => Arc::new(Sqlite::new(default_path(folder)?)),
     };
@@ -74,14 +80,19 @@ pub fn list(store: &StateStore, plugin: Option<&str>, out: &mut impl Write) -> R
         }
         Some(plugin) => {
             let usage = backend.usage(plugin)?;
-            let entries = backend.entries(plugin, None, SHOWN_ENTRIES)?;
+            let entries = backend.entries(plugin, SHOWN_ENTRIES, SHOWN_VALUE_CHARS * 4)?;
             for entry in &entries {
+                let mut value =
+                    printable(&String::from_utf8_lossy(&entry.value), SHOWN_VALUE_CHARS);
+                if entry.size > entry.value.len() as u64 && !value.ends_with('…') {
+                    value.push('…');
+                }
                 writeln!(
                     out,
                     "{}/{}  {}",
                     printable(&entry.bucket, SHOWN_VALUE_CHARS),
                     printable(&entry.key, SHOWN_VALUE_CHARS),
-                    printable(&String::from_utf8_lossy(&entry.value), SHOWN_VALUE_CHARS)
+                    value
                 )?;
             }
             if usage.keys > entries.len() as u64 {

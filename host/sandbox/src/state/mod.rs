@@ -7,12 +7,16 @@
 //! that open `default` never see each other's keys, and a plugin's data
 //! outlives a reload or a new version of its file.
 //!
-//! A [`Backend`] keeps the entries (SQLite, embedded, in [`sqlite`]); the
+//! A [`Backend`] keeps the entries (SQLite, embedded, in [`sqlite`]; Redis,
+//! shared by replicas, in [`redis`]); the
 //! host side of the interfaces ([`keyvalue`]) checks every bound before the
 //! backend is asked, and the backend measures the quota itself, in the same
 //! transaction as the write: nothing the guest says about sizes is trusted.
 
+#[cfg(test)]
+mod contract;
 pub mod keyvalue;
+pub mod redis;
 pub mod sqlite;
 
 use std::fmt;
@@ -50,7 +54,10 @@ pub struct Usage {
 pub struct Entry {
     pub bucket: String,
     pub key: String,
+    /// The value's first bytes (as many as the listing asked for).
     pub value: Vec<u8>,
+    /// The value's length.
+    pub size: u64,
 }
 
 /// Why a store operation failed. Each message is one a plugin can show its
@@ -162,14 +169,11 @@ pub trait Backend: Send + Sync + 'static {
     /// What `plugin` keeps.
     fn usage(&self, plugin: &str) -> Result<Usage, StateError>;
 
-    /// `plugin`'s entries in a stable order, at most `limit`, after the
-    /// entry at `after` (bucket, key), for `corral state`.
-    fn entries(
-        &self,
-        plugin: &str,
-        after: Option<(&str, &str)>,
-        limit: usize,
-    ) -> Result<Vec<Entry>, StateError>;
+    /// `plugin`'s first `limit` entries, by bucket and then in the order
+    /// `list-keys` gives, each with at most `preview` bytes of its value:
+    /// for `corral state list`, which shows no more.
+    fn entries(&self, plugin: &str, limit: usize, preview: usize)
+    -> Result<Vec<Entry>, StateError>;
 
     /// The plugins that keep anything, sorted.
     fn plugins(&self) -> Result<Vec<String>, StateError>;

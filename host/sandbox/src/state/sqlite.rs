@@ -32,6 +32,8 @@ const SCHEMA: &str = "
         value BLOB NOT NULL,
         UNIQUE (plugin, bucket, key)
     );
+    -- list-keys pages: without it, each page would scan the whole bucket.
+    CREATE INDEX IF NOT EXISTS entries_order ON entries (plugin, bucket, id);
     CREATE TABLE IF NOT EXISTS usage (
         plugin TEXT PRIMARY KEY,
         bytes INTEGER NOT NULL
@@ -384,23 +386,23 @@ impl Backend for Sqlite {
     fn entries(
         &self,
         plugin: &str,
-        after: Option<(&str, &str)>,
         limit: usize,
+        preview: usize,
     ) -> Result<Vec<Entry>, StateError> {
         let connection = self.connection()?;
-        let (bucket, key) = after.unwrap_or(("", ""));
         let mut statement = connection
             .prepare_cached(
-                "SELECT bucket, key, value FROM entries WHERE plugin = ?1 AND (bucket, key) > (?2, ?3)
-                 ORDER BY bucket, key LIMIT ?4",
+                "SELECT bucket, key, coalesce(substr(value, 1, ?2), x''), length(value) FROM entries
+                 WHERE plugin = ?1 ORDER BY bucket, id LIMIT ?3",
             )
             .map_err(|err| self.fault(err))?;
         let rows = statement
-            .query_map(params![plugin, bucket, key, limit as i64], |row| {
+            .query_map(params![plugin, preview as i64, limit as i64], |row| {
                 Ok(Entry {
                     bucket: row.get(0)?,
                     key: row.get(1)?,
                     value: row.get(2)?,
+                    size: row.get::<_, i64>(3)?.max(0) as u64,
                 })
             })
             .map_err(|err| self.fault(err))?;
@@ -437,13 +439,7 @@ impl Backend for Sqlite {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn ns(plugin: &str, bucket: &str) -> Namespace {
-        Namespace {
-            plugin: plugin.into(),
-            bucket: bucket.into(),
-        }
-    }
+    use crate::state::contract;
 
     fn store() -> (tempfile::TempDir, Sqlite) {
         let dir = tempfile::tempdir().unwrap();
@@ -451,174 +447,23 @@ mod tests {
         (dir, store)
     }
 
-    fn set(
-        store: &Sqlite,
-        ns: &Namespace,
-        key: &str,
-        value: &[u8],
-        quota: u64,
-    ) -> Result<(), StateError> {
-        store.set_many(ns, &[(key.to_string(), value.to_vec())], quota)
-    }
-
-    #[test]
-    fn plugins_and_buckets_are_namespaces_of_their_own() {
-        let (_dir, store) = store();
-        let a = ns("alpha", "default");
-        set(&store, &a, "k", b"from alpha", 1000).unwrap();
-        set(&store, &ns("beta", "default"), "k", b"from beta", 1000).unwrap();
-        set(&store, &ns("alpha", "cache"), "k", b"cached", 1000).unwrap();
-        let got = |n: &Namespace| {
-            store
-                .get_many(n, &["k".to_string()], 100)
-                .unwrap()
-                .remove(0)
-        };
-        assert_eq!(got(&a).as_deref(), Some(&b"from alpha"[..]));
-        assert_eq!(
-            got(&ns("beta", "default")).as_deref(),
-            Some(&b"from beta"[..])
-        );
-        assert_eq!(got(&ns("alpha", "cache")).as_deref(), Some(&b"cached"[..]));
-        assert_eq!(got(&ns("gamma", "default")), None);
-        assert_eq!(store.plugins().unwrap(), ["alpha", "beta"]);
-        assert_eq!(store.clear("alpha").unwrap(), 2);
-        assert_eq!(got(&a), None);
-        assert_eq!(
-            got(&ns("beta", "default")).as_deref(),
-            Some(&b"from beta"[..])
-        );
-        assert_eq!(store.usage("alpha").unwrap(), Usage::default());
-    }
-
-    /// The quota counts keys and values of every bucket, as stored; a write
-    /// past it changes nothing, and a write that frees room always passes.
-    #[test]
-    fn the_quota_is_measured_by_the_store() {
-        let (_dir, store) = store();
-        let a = ns("p", "default");
-        set(&store, &a, "key", &[0; 90], 100).unwrap(); // 93 bytes
-        let err = set(&store, &ns("p", "other"), "k2", &[0; 10], 100).unwrap_err();
-        assert_eq!(
-            err,
-            StateError::Quota {
-                quota: 100,
-                used: 93,
-                needed: 12
-            }
-        );
-        assert!(err.to_string().contains("[state] quota"), "{err}");
-        // Replacing the value counts the difference only.
-        set(&store, &a, "key", &[1; 97], 100).unwrap();
-        assert_eq!(
-            store.usage("p").unwrap(),
-            Usage {
-                keys: 1,
-                bytes: 100
-            }
-        );
-        // A batch past the quota writes none of its entries.
-        set(&store, &a, "key", &[2; 10], 100).unwrap(); // 13 bytes
-        let batch = [
-            ("a".to_string(), vec![0; 1]),
-            ("key".to_string(), vec![0; 12]),
-        ];
-        store.set_many(&a, &batch, 14).unwrap_err(); // would be 2 + 15
-        assert_eq!(store.get_many(&a, &["a".into()], 100).unwrap(), [None]);
-        assert_eq!(store.usage("p").unwrap(), Usage { keys: 1, bytes: 13 });
-        store
-            .delete_many(&a, &["key".to_string(), "absent".to_string()])
-            .unwrap();
-        assert_eq!(store.usage("p").unwrap(), Usage::default());
-        set(&store, &a, "key", &[0; 97], 100).unwrap();
-    }
-
-    #[test]
-    fn counters_are_decimal_text_and_refuse_what_is_not_one() {
-        let (_dir, store) = store();
-        let a = ns("p", "default");
-        assert_eq!(store.increment(&a, "n", 5, 1000).unwrap(), 5);
-        assert_eq!(store.increment(&a, "n", 2, 1000).unwrap(), 7);
-        assert_eq!(
-            store.get_many(&a, &["n".into()], 100).unwrap()[0].as_deref(),
-            Some(&b"7"[..])
-        );
-        set(&store, &a, "text", b"seven", 1000).unwrap();
-        assert!(matches!(
-            store.increment(&a, "text", 1, 1000),
-            Err(StateError::NotACounter { .. })
-        ));
-        set(&store, &a, "max", u64::MAX.to_string().as_bytes(), 1000).unwrap();
-        assert!(matches!(
-            store.increment(&a, "max", 1, 1000),
-            Err(StateError::Overflow { .. })
-        ));
-        assert!(matches!(
-            store.increment(&a, "new", 1, 10),
-            Err(StateError::Quota { .. })
-        ));
-    }
-
-    /// Pages follow row ids: every key present throughout is listed once,
-    /// though values change and keys come and go meanwhile.
-    #[test]
-    fn listing_pages_see_each_key_once() {
-        let (_dir, store) = store();
-        let a = ns("p", "default");
-        for i in 0..25 {
-            set(&store, &a, &format!("k{i:02}"), b"v", 10_000).unwrap();
-        }
-        let mut seen = Vec::new();
-        let mut cursor = None;
-        loop {
-            let (keys, next) = store.list_keys(&a, cursor, 10).unwrap();
-            assert!(keys.len() <= 10);
-            seen.extend(keys);
-            // Meanwhile: a value rewritten, a key deleted and one added.
-            set(&store, &a, "k00", b"changed", 10_000).unwrap();
-            match next {
-                Some(next) => cursor = Some(next),
-                None => break,
-            }
-        }
-        let expected: Vec<String> = (0..25).map(|i| format!("k{i:02}")).collect();
-        assert_eq!(seen, expected);
-        assert_eq!(
-            store.list_keys(&ns("p", "empty"), None, 10).unwrap(),
-            (vec![], None)
-        );
-    }
-
-    #[test]
-    fn a_batch_read_stops_at_its_budget() {
-        let (_dir, store) = store();
-        let a = ns("p", "default");
-        set(&store, &a, "a", &[0; 60], 1000).unwrap();
-        set(&store, &a, "b", &[0; 60], 1000).unwrap();
-        let keys = ["a".to_string(), "b".to_string()];
-        assert_eq!(store.get_many(&a, &keys, 120).unwrap().len(), 2);
-        assert_eq!(
-            store.get_many(&a, &keys, 119).unwrap_err(),
-            StateError::TooLarge { budget: 119 }
-        );
-    }
+    contract::suite!(store());
 
     #[test]
     fn entries_survive_reopening_the_file() {
         let (dir, store) = store();
-        set(&store, &ns("p", "default"), "k", b"kept", 100).unwrap();
+        contract::set(&store, &contract::ns("p", "default"), "k", b"kept", 100).unwrap();
         drop(store);
         let store = Sqlite::new(dir.path().join("deep/state.db"));
-        let entries = store.entries("p", None, 10).unwrap();
         assert_eq!(
-            entries,
+            store.entries("p", 10, 100).unwrap(),
             [Entry {
                 bucket: "default".into(),
                 key: "k".into(),
-                value: b"kept".to_vec()
+                value: b"kept".to_vec(),
+                size: 4,
             }]
         );
-        assert_eq!(store.entries("p", Some(("default", "k")), 10).unwrap(), []);
     }
 
     #[test]
@@ -626,7 +471,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("file"), "").unwrap();
         let store = Sqlite::new(dir.path().join("file/state.db"));
-        let err = store.exists(&ns("p", "b"), "k").unwrap_err().to_string();
+        let err = store
+            .exists(&contract::ns("p", "b"), "k")
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("sqlite:") && err.contains("cannot create"),
             "{err}"

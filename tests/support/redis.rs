@@ -1,0 +1,70 @@
+//! Debian's `redis-server` on loopback for the state suites: one of its
+//! own per test, in memory only (the suites test Corral's durability, not
+//! Redis's), stopped when dropped.
+#![allow(dead_code)] // each test binary uses a different part of this module
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::system_program;
+
+pub struct RedisServer {
+    child: Child,
+    pub port: u16,
+}
+
+impl RedisServer {
+    /// A server on a free loopback port, once it accepts connections.
+    pub fn start() -> RedisServer {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        RedisServer::on(port)
+    }
+
+    /// A server on `port` (a new one where an earlier one was stopped).
+    pub fn on(port: u16) -> RedisServer {
+        let child = Command::new(system_program("redis-server", "redis-server"))
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("starting redis-server");
+        let server = RedisServer { child, port };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "redis-server did not start on port {port}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        server
+    }
+
+    /// Stops the server (SIGKILL: it keeps nothing on disk anyway).
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// A new, empty server where this one was.
+    pub fn restart(&mut self) {
+        self.stop();
+        *self = RedisServer::on(self.port);
+    }
+
+    /// The `--state` of a store on this server.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/0", self.port)
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
