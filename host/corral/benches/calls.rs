@@ -16,7 +16,7 @@
 //! Environment: `CALLS_SEQUENTIAL` (default 2000 calls), `CALLS_PIPELINED`
 //! (default 4000 calls), `CALLS_RUNS` (startup and reload runs, default 7;
 //! at most 3 for the slow 20-plugin cold start), `CALLS_SECTIONS` (a comma
-//! list of `calls`, `budgets`, `languages`, `startup`, `reload`, `fuel`, `wake`; default
+//! list of `calls`, `budgets`, `languages`, `state`, `startup`, `reload`, `fuel`, `wake`; default
 //! all of them; the floors always run), `CALLS_WRAP` (a command the server runs under, such
 //! as a script that starts `perf record -- "$@"`, for profiling), `CALLS_GAP_US`
 //! (a sleep before each in-process call, floor included: how much slower a
@@ -28,6 +28,8 @@
 //! the echo child) spends per request, from `/proc/PID/task/*/schedstat`: a
 //! figure the machine's wake-up noise moves far less than the latency.
 
+#[path = "../../../tests/support/redis.rs"]
+mod redis;
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 
@@ -519,6 +521,32 @@ fn sequential_tool(
     Latencies::new(samples, started.elapsed())
 }
 
+/// [`sequential_tool`] with the parameters (and a text the answer must
+/// hold) of call `i` from `call`.
+fn sequential_calls_of(
+    client: &mut Client,
+    calls: usize,
+    call: impl Fn(usize) -> (Value, &'static str),
+) -> Latencies {
+    let run = |client: &mut Client, i: usize| {
+        let (params, expect) = call(i);
+        let result = client.result("tools/call", &params);
+        assert_eq!(result["isError"], false, "{params} failed: {result}");
+        assert!(result.to_string().contains(expect), "{params}: {result}");
+    };
+    for i in 0..calls / 10 {
+        run(client, i);
+    }
+    let mut samples = Vec::with_capacity(calls);
+    let started = Instant::now();
+    for i in 0..calls {
+        let sent = Instant::now();
+        run(client, calls + i);
+        samples.push(sent.elapsed());
+    }
+    Latencies::new(samples, started.elapsed())
+}
+
 /// Size, cold and warm load, and call latency of one example tool per
 /// language, each plugin served alone under its default limits (but for
 /// the rate limit, raised so that the benchmark measures calls, not
@@ -586,6 +614,99 @@ fn languages(sequential_calls: usize, runs: usize, log: &Path) {
             ms(warm)
         );
         println!("{}", latency.line(&format!("  {tool} over stdio")));
+    }
+    println!();
+}
+
+/// Calls that keep state, beside calc `add` in the same server and the
+/// same run: tally `tally_set` (one get, one set) and `tally_add` (one
+/// increment), on each backend: a SQLite file, and Debian's redis-server on
+/// loopback.
+fn state(sequential_calls: usize, log: &Path) {
+    println!(
+        "== state: one get + one set (tally_set), one increment (tally_add), next to calc `add`"
+    );
+    let redis = redis::RedisServer::start();
+    let files = tempfile::tempdir().unwrap();
+    let backends = [
+        (
+            "SQLite",
+            format!("sqlite:{}", files.path().join("state.sqlite").display()),
+            2.0,
+        ),
+        ("Redis", redis.url(), f64::INFINITY),
+    ];
+    for (backend, flag, target) in backends {
+        let dir = tempfile::tempdir().unwrap();
+        for (plugin, manifest) in [
+            ("calc", "[limits]\nrate = 1000000\n"),
+            (
+                "tally",
+                "[limits]\nrate = 1000000\n\n[state]\nbuckets = [\"default\"]\n",
+            ),
+        ] {
+            std::fs::copy(
+                support::example(plugin),
+                dir.path().join(format!("{plugin}.wasm")),
+            )
+            .unwrap();
+            support::write_file(dir.path(), &format!("{plugin}.toml"), manifest);
+        }
+        let cache = tempfile::tempdir().unwrap();
+        let cache = cache.path().to_str().unwrap();
+        let mut server = corral_client(
+            dir.path(),
+            &[
+                "--global-rate",
+                "1000000",
+                "--cache-dir",
+                cache,
+                "--state",
+                &flag,
+            ],
+            log,
+        );
+        server.initialize();
+        let add = sequential_tool(
+            &mut server,
+            "add",
+            &json!({ "a": 1, "b": 2 }),
+            "3",
+            sequential_calls,
+        );
+        // A new total each call: a write that changes nothing might cost
+        // less than one that does.
+        let set = sequential_calls_of(&mut server, sequential_calls, |i| {
+            (
+                json!({ "name": "tally_set", "arguments": { "key": "apples", "total": i } }),
+                "(was ",
+            )
+        });
+        let increment = sequential_tool(
+            &mut server,
+            "tally_add",
+            &json!({ "key": "pears", "by": 1 }),
+            "pears: ",
+            sequential_calls,
+        );
+        println!("{}", add.line(&format!("{backend}: calc add")));
+        println!("{}", set.line(&format!("{backend}: tally_set (get + set)")));
+        println!(
+            "{}",
+            increment.line(&format!("{backend}: tally_add (increment)"))
+        );
+        let ratio = |latencies: &Latencies| latencies.p50().as_secs_f64() / add.p50().as_secs_f64();
+        let target = if target.is_finite() {
+            format!(" (target <= {target}x: {})", met(ratio(&set) <= target))
+        } else {
+            String::new()
+        };
+        println!(
+            "{:<44} get + set {:.2}x, increment {:.2}x{target}",
+            "  p50, as a ratio to add",
+            ratio(&set),
+            ratio(&increment)
+        );
     }
     println!();
 }
@@ -1172,6 +1293,10 @@ fn main() {
     // One example tool per language.
     if wants("languages") {
         languages(sequential_calls, runs, &log);
+    }
+
+    if wants("state") {
+        state(sequential_calls, &log);
     }
 
     // Startup.

@@ -138,7 +138,9 @@ struct Cli {
     /// Compile every plugin every time: no compile cache.
     #[arg(long, global = true)]
     no_cache: bool,
-    /// Where plugins with a [state] grant keep their keys: sqlite:PATH, or
+    /// Where plugins with a [state] grant keep their keys: sqlite:PATH
+    /// (sqlite:PATH?sync=full to flush each write to the disk before it
+    /// returns, not only at checkpoints), or
     /// redis://[USER:PASSWORD@]HOST[:PORT][/DB] (rediss:// for TLS) for
     /// replicas that share state [default: a SQLite file per served folder
     /// under $XDG_DATA_HOME/corral/state or ~/.local/share/corral/state].

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use corral_sandbox::state::redis::Redis;
-use corral_sandbox::state::sqlite::Sqlite;
+use corral_sandbox::state::sqlite::{Sqlite, Sync};
 use corral_sandbox::state::{Backend, StateStore};
 
 /// What `corral state list` shows of one value at most (characters; the
@@ -26,12 +26,16 @@ const SHOWN_ENTRIES: usize = 1000;
 pub fn store(spec: Option<&str>, folder: &Path) -> Result<StateStore> {
     let backend: Arc<dyn Backend> = match spec {
         Some(spec) => match spec.split_once(':') {
-            Some(("sqlite", path)) if !path.is_empty() => Arc::new(Sqlite::new(path)),
+            Some(("sqlite", path)) if !path.is_empty() => match path.strip_suffix("?sync=full") {
+                Some(path) if !path.is_empty() => Arc::new(Sqlite::new(path).with_sync(Sync::Full)),
+                Some(_) => bail!("--state {spec}: no file before ?sync=full"),
+                None => Arc::new(Sqlite::new(path)),
+            },
             Some(("redis" | "rediss", _)) => {
                 Arc::new(Redis::new(spec).map_err(|err| anyhow::anyhow!("--state {err}"))?)
             }
             _ => bail!(
-                "--state {spec}: expected sqlite:PATH (a SQLite file, created when missing) or redis://HOST[:PORT][/DB] (rediss:// for TLS)"
+                "--state {spec}: expected sqlite:PATH (a SQLite file, created when missing; sqlite:PATH?sync=full to flush every write to the disk) or redis://HOST[:PORT][/DB] (rediss:// for TLS)"
             ),
         },
         None => Arc::new(Sqlite::new(default_path(folder)?)),
@@ -139,4 +143,34 @@ fn printable(text: &str, max: usize) -> String {
         shown.push('…');
     }
     shown
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn described(spec: &str) -> String {
+        store(Some(spec), Path::new(".")).unwrap().0.describe()
+    }
+
+    #[test]
+    fn state_specs_name_their_backend() {
+        assert_eq!(described("sqlite:/tmp/s.db"), "sqlite:/tmp/s.db");
+        assert_eq!(
+            described("sqlite:/tmp/s.db?sync=full"),
+            "sqlite:/tmp/s.db?sync=full"
+        );
+        assert_eq!(
+            described("redis://:pw@10.0.0.5:6380/2"),
+            "redis://10.0.0.5:6380/2"
+        );
+        assert_eq!(
+            described("rediss://cache.example"),
+            "rediss://cache.example:6379/0"
+        );
+        for bad in ["sqlite:", "sqlite:?sync=full", "postgres://x", "state.db"] {
+            let err = store(Some(bad), Path::new(".")).err().unwrap().to_string();
+            assert!(err.starts_with(&format!("--state {bad}")), "{err}");
+        }
+    }
 }

@@ -42,6 +42,28 @@ struct KeyArgs {
     key: String,
 }
 
+/// A counter and the total to give it.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SetArgs {
+    /// The counter's name (1-256 characters), e.g. "apples".
+    #[schemars(length(min = 1, max = 256))]
+    key: String,
+    /// Its new total.
+    total: u64,
+}
+
+/// A counter given a new total.
+#[derive(Debug, PartialEq, Serialize, JsonSchema)]
+struct Replaced {
+    /// The counter's name.
+    key: String,
+    /// Its new total.
+    total: u64,
+    /// Its total before (0 if it had none).
+    previous: u64,
+}
+
 /// A counter and its total.
 #[derive(Debug, PartialEq, Serialize, JsonSchema)]
 struct Total {
@@ -100,6 +122,22 @@ fn get(args: KeyArgs) -> Result<CallResult, ToolError> {
     check_key(&args.key)?;
     let total = Bucket::open(BUCKET)?.get::<u64>(&args.key)?.unwrap_or(0);
     total_of(args.key, total)
+}
+
+/// One read and one write: the previous total, then the new one.
+fn set(args: SetArgs) -> Result<CallResult, ToolError> {
+    check_key(&args.key)?;
+    let bucket = Bucket::open(BUCKET)?;
+    let previous = bucket.get::<u64>(&args.key)?.unwrap_or(0);
+    bucket.set(&args.key, &args.total)?;
+    answer(
+        format!("{}: {} (was {previous})", args.key, args.total),
+        Replaced {
+            key: args.key,
+            total: args.total,
+            previous,
+        },
+    )
 }
 
 fn total_of(key: String, total: u64) -> Result<CallResult, ToolError> {
@@ -161,6 +199,15 @@ plugin! {
         .description("Return the total of the named counter (0 if it was never added to).")
         .output_schema::<Total>()
         .read_only()
+        .idempotent()
+        .closed_world(),
+    Tool::new("tally_set", set)
+        .title("Set a counter")
+        .description(
+            "Give the named counter a new total and return its previous one. An add made \
+             at the same moment may be lost: use tally_add to count.",
+        )
+        .output_schema::<Replaced>()
         .idempotent()
         .closed_world(),
     Tool::new("tally_list", list)
@@ -249,6 +296,25 @@ mod tests {
         assert_eq!(text(&call("tally_list", "{}")), "pears: 2");
         let again = call("tally_reset", r#"{"key": "apples"}"#);
         assert_eq!(structured(&again), &json!({"key": "apples", "previous": 0}));
+    }
+
+    #[test]
+    fn set_replaces_the_total_and_tells_the_previous_one() {
+        granted();
+        call("tally_add", r#"{"key": "apples", "by": 3}"#);
+        let set = call("tally_set", r#"{"key": "apples", "total": 10}"#);
+        assert_eq!(text(&set), "apples: 10 (was 3)");
+        assert_eq!(
+            structured(&set),
+            &json!({"key": "apples", "total": 10, "previous": 3})
+        );
+        assert_eq!(
+            text(&call("tally_add", r#"{"key": "apples"}"#)),
+            "apples: 11"
+        );
+        let new = call("tally_set", r#"{"key": "pears", "total": 0}"#);
+        assert_eq!(structured(&new)["previous"], 0);
+        assert!(call("tally_set", r#"{"key": "pears", "total": -1}"#).is_error);
     }
 
     #[test]

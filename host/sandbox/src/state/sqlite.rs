@@ -1,7 +1,11 @@
-//! The embedded backend: one SQLite file in WAL mode, written with
-//! `synchronous = FULL`, so that a write that returned is on disk and a
-//! process killed at any moment leaves a readable store with every write it
-//! acknowledged.
+//! The embedded backend: one SQLite file in WAL mode. A write that
+//! returned is in the file: a process killed at any moment leaves a
+//! readable store with every write it acknowledged. By default
+//! (`synchronous = NORMAL`) the file is flushed to the disk at checkpoints,
+//! so a power loss or an OS crash may lose the newest writes, though never
+//! the store; [`Sync::Full`] flushes every write (`synchronous = FULL`), at
+//! the cost of a flush per write: about 4 ms on the benchmark machine
+//! against 0.1 ms (docs/benchmarks.md, "State").
 //!
 //! Entries are rows `(plugin, bucket, key, value)`; a plugin's usage (bytes
 //! of keys and values) is a row of its own, updated in the same transaction
@@ -40,9 +44,20 @@ const SCHEMA: &str = "
     );
 ";
 
+/// When a write reaches the disk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Sync {
+    /// At checkpoints: a write survives the process, not a power loss.
+    #[default]
+    Normal,
+    /// Before the write returns.
+    Full,
+}
+
 /// A SQLite file holding every plugin's entries.
 pub struct Sqlite {
     path: PathBuf,
+    sync: Sync,
     /// Opened on first use; an error to open it is kept and reported to
     /// every call that needs the store.
     connection: OnceLock<Result<Mutex<Connection>, String>>,
@@ -53,8 +68,14 @@ impl Sqlite {
     pub fn new(path: impl Into<PathBuf>) -> Sqlite {
         Sqlite {
             path: path.into(),
+            sync: Sync::Normal,
             connection: OnceLock::new(),
         }
+    }
+
+    /// The store, with writes reaching the disk as `sync` says.
+    pub fn with_sync(self, sync: Sync) -> Sqlite {
+        Sqlite { sync, ..self }
     }
 
     pub fn path(&self) -> &Path {
@@ -71,7 +92,7 @@ impl Sqlite {
     fn connection(&self) -> Result<MutexGuard<'_, Connection>, StateError> {
         let opened = self
             .connection
-            .get_or_init(|| open(&self.path).map(Mutex::new));
+            .get_or_init(|| open(&self.path, self.sync).map(Mutex::new));
         match opened {
             // A panic while holding the lock leaves a connection that
             // SQLite itself kept consistent (the transaction rolls back).
@@ -97,7 +118,7 @@ impl Sqlite {
     }
 }
 
-fn open(path: &Path) -> Result<Connection, String> {
+fn open(path: &Path, sync: Sync) -> Result<Connection, String> {
     if let Some(folder) = path
         .parent()
         .filter(|folder| !folder.as_os_str().is_empty())
@@ -110,7 +131,11 @@ fn open(path: &Path) -> Result<Connection, String> {
     let setup = || -> rusqlite::Result<()> {
         connection.busy_timeout(BUSY_TIMEOUT)?;
         connection.pragma_update(None, "journal_mode", "WAL")?;
-        connection.pragma_update(None, "synchronous", "FULL")?;
+        let synchronous = match sync {
+            Sync::Normal => "NORMAL",
+            Sync::Full => "FULL",
+        };
+        connection.pragma_update(None, "synchronous", synchronous)?;
         connection.execute_batch(SCHEMA)
     };
     setup().map_err(|err| format!("cannot use {}: {err}", path.display()))?;
@@ -190,7 +215,10 @@ fn upsert(
 
 impl Backend for Sqlite {
     fn describe(&self) -> String {
-        format!("sqlite:{}", self.path.display())
+        match self.sync {
+            Sync::Normal => format!("sqlite:{}", self.path.display()),
+            Sync::Full => format!("sqlite:{}?sync=full", self.path.display()),
+        }
     }
 
     fn get_many(
@@ -464,6 +492,19 @@ mod tests {
                 size: 4,
             }]
         );
+    }
+
+    #[test]
+    fn full_sync_is_asked_of_sqlite() {
+        let (dir, _) = store();
+        for (sync, expected) in [(Sync::Normal, 1), (Sync::Full, 2)] {
+            let store = Sqlite::new(dir.path().join(format!("{sync:?}.db"))).with_sync(sync);
+            let connection = store.connection().unwrap();
+            let level: i64 = connection
+                .pragma_query_value(None, "synchronous", |row| row.get(0))
+                .unwrap();
+            assert_eq!(level, expected);
+        }
     }
 
     #[test]
