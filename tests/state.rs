@@ -6,6 +6,8 @@
 
 #[path = "support/redis.rs"]
 mod redis;
+#[path = "support/registry.rs"]
+mod registry;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -461,4 +463,46 @@ fn a_redis_outage_fails_state_calls_only_until_it_returns() {
         1
     );
     server.request("ping", json!({}));
+}
+
+/// `rediss://`: Redis over TLS, with a certificate of a test authority that
+/// the server is told to trust the usual way (`SSL_CERT_FILE`); without
+/// that, state calls fail naming the store, and nothing else does.
+#[test]
+fn rediss_works_with_a_trusted_certificate_and_names_the_store_without() {
+    let ca = tempfile::tempdir().unwrap();
+    let output = Command::new(registry::python())
+        .arg(support::repo_root().join("tests/registry/test_ca.py"))
+        .arg(ca.path())
+        .arg("localhost")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let redis = RedisServer::start_tls(&ca.path().join("leaf.pem"), &ca.path().join("leaf.key"));
+    let (name, wasm, manifest) = tally();
+    let setup = Setup::new(&[(name, &wasm, manifest)]);
+    let url = redis.url();
+    let serve = |trust: &[(&str, &str)]| {
+        let mut server = Server::start_with_env(setup.dir.path(), &["--state", &url], trust);
+        server.initialize("2025-06-18");
+        server
+    };
+    let ca_file = ca.path().join("ca.pem");
+    let mut trusting = serve(&[("SSL_CERT_FILE", ca_file.to_str().unwrap())]);
+    assert_eq!(
+        total(&trusting.call("tally_add", json!({"key": "k", "by": 2}))),
+        2
+    );
+    assert_eq!(total(&trusting.call("tally_add", json!({"key": "k"}))), 3);
+    drop(trusting);
+
+    // Trusting no authority at all (an empty file in place of the system's).
+    let nobody = write_file(ca.path(), "none.pem", "");
+    let mut doubting = serve(&[("SSL_CERT_FILE", nobody.to_str().unwrap())]);
+    let result = doubting.call("tally_add", json!({"key": "k"}));
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(
+        first_text(&result).contains(&format!("the state store ({url}) failed")),
+        "{result}"
+    );
 }
