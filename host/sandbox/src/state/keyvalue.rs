@@ -1,7 +1,9 @@
 //! The host side of `wasi:keyvalue@0.2.0-draft` for one call: every bound
-//! is checked here, before the backend is asked, and every backend call runs
-//! on a blocking thread, inside the call's time limit (the call's future
-//! awaits it).
+//! is checked here, before the backend is asked. A backend call runs on a
+//! blocking thread, inside the call's time limit (the call's future awaits
+//! it), unless the backend is quick and can do it at once: waking a
+//! blocking thread costs more than a SQLite read or write from the page
+//! cache (docs/benchmarks.md, "State").
 
 use std::sync::Arc;
 
@@ -9,7 +11,7 @@ use wasmtime::component::{HasData, Resource, ResourceTable};
 
 use super::{
     Backend, MAX_BATCH_BYTES, MAX_BATCH_KEYS, MAX_KEY_BYTES, MAX_OPS_PER_CALL, MAX_PAGE_KEYS,
-    Namespace, StateError,
+    Namespace, StateError, at_once,
 };
 use crate::manifest::StateGrant;
 use crate::units::human_bytes;
@@ -143,11 +145,19 @@ struct Target {
     value_limit: u64,
 }
 
-/// Runs `work` on a blocking thread.
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, StateError> + Send + 'static,
+/// Runs `work` on the backend: at once on this thread when the backend is
+/// quick and nothing would make it wait, on a blocking thread otherwise.
+async fn run<T: Send + 'static>(
+    backend: Arc<dyn Backend>,
+    work: impl Fn(&dyn Backend) -> Result<T, StateError> + Send + 'static,
 ) -> Result<T, Error> {
-    match tokio::task::spawn_blocking(work).await {
+    if backend.is_quick() {
+        match at_once(|| work(&*backend)) {
+            Err(StateError::WouldWait) => {}
+            done => return done.map_err(Error::from),
+        }
+    }
+    match tokio::task::spawn_blocking(move || work(&*backend)).await {
         Ok(result) => result.map_err(Error::from),
         Err(err) => Err(other(format!("the state store's worker failed: {err}"))),
     }
@@ -200,7 +210,8 @@ impl store::HostBucket for KeyValueView<'_> {
         // No value is larger than the largest value limit, whatever the
         // limit was when it was written.
         let budget = StateGrant::DEFAULT_VALUE_LIMIT;
-        let mut values = blocking(move || backend.get_many(&ns, &[key], budget)).await?;
+        let keys = [key];
+        let mut values = run(backend, move |backend| backend.get_many(&ns, &keys, budget)).await?;
         Ok(values.pop().flatten())
     }
 
@@ -216,19 +227,24 @@ impl store::HostBucket for KeyValueView<'_> {
         let Target {
             backend, ns, quota, ..
         } = target;
-        blocking(move || backend.set_many(&ns, &[(key, value)], quota)).await
+        let entries = [(key, value)];
+        run(backend, move |backend| {
+            backend.set_many(&ns, &entries, quota)
+        })
+        .await
     }
 
     async fn delete(&mut self, bucket: Resource<Bucket>, key: String) -> Result<(), Error> {
         check_key(&key)?;
         let Target { backend, ns, .. } = self.target(&bucket, 1)?;
-        blocking(move || backend.delete_many(&ns, &[key])).await
+        let keys = [key];
+        run(backend, move |backend| backend.delete_many(&ns, &keys)).await
     }
 
     async fn exists(&mut self, bucket: Resource<Bucket>, key: String) -> Result<bool, Error> {
         check_key(&key)?;
         let Target { backend, ns, .. } = self.target(&bucket, 1)?;
-        blocking(move || backend.exists(&ns, &key)).await
+        run(backend, move |backend| backend.exists(&ns, &key)).await
     }
 
     async fn list_keys(
@@ -237,8 +253,10 @@ impl store::HostBucket for KeyValueView<'_> {
         cursor: Option<u64>,
     ) -> Result<store::KeyResponse, Error> {
         let Target { backend, ns, .. } = self.target(&bucket, 1)?;
-        let (keys, cursor) =
-            blocking(move || backend.list_keys(&ns, cursor, MAX_PAGE_KEYS)).await?;
+        let (keys, cursor) = run(backend, move |backend| {
+            backend.list_keys(&ns, cursor, MAX_PAGE_KEYS)
+        })
+        .await?;
         Ok(store::KeyResponse { keys, cursor })
     }
 
@@ -259,7 +277,10 @@ impl atomics::Host for KeyValueView<'_> {
         let Target {
             backend, ns, quota, ..
         } = self.target(&bucket, 1)?;
-        blocking(move || backend.increment(&ns, &key, delta, quota)).await
+        run(backend, move |backend| {
+            backend.increment(&ns, &key, delta, quota)
+        })
+        .await
     }
 }
 
@@ -272,12 +293,17 @@ impl batch::Host for KeyValueView<'_> {
         check_batch_len(keys.len())?;
         keys.iter().try_for_each(|key| check_key(key))?;
         let Target { backend, ns, .. } = self.target(&bucket, keys.len())?;
-        // The keys go to the blocking thread and come back with the values.
-        let (keys, values) = blocking(move || {
-            let values = backend.get_many(&ns, &keys, MAX_BATCH_BYTES)?;
-            Ok((keys, values))
-        })
-        .await?;
+        // The keys are shared with the work, not copied, and back in our
+        // hands once it is over (dropped when done).
+        let keys = Arc::new(keys);
+        let values = {
+            let keys = keys.clone();
+            run(backend, move |backend| {
+                backend.get_many(&ns, &keys, MAX_BATCH_BYTES)
+            })
+            .await?
+        };
+        let keys = Arc::try_unwrap(keys).unwrap_or_else(|keys| (*keys).clone());
         Ok(keys
             .into_iter()
             .zip(values)
@@ -310,7 +336,10 @@ impl batch::Host for KeyValueView<'_> {
                 human_bytes(MAX_BATCH_BYTES as usize)
             )));
         }
-        blocking(move || backend.set_many(&ns, &entries, quota)).await
+        run(backend, move |backend| {
+            backend.set_many(&ns, &entries, quota)
+        })
+        .await
     }
 
     async fn delete_many(
@@ -321,6 +350,6 @@ impl batch::Host for KeyValueView<'_> {
         check_batch_len(keys.len())?;
         keys.iter().try_for_each(|key| check_key(key))?;
         let Target { backend, ns, .. } = self.target(&bucket, keys.len())?;
-        blocking(move || backend.delete_many(&ns, &keys)).await
+        run(backend, move |backend| backend.delete_many(&ns, &keys)).await
     }
 }

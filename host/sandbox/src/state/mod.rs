@@ -19,6 +19,7 @@ pub mod keyvalue;
 pub mod redis;
 pub mod sqlite;
 
+use std::cell::Cell;
 use std::fmt;
 use std::sync::Arc;
 
@@ -74,6 +75,10 @@ pub enum StateError {
     TooLarge { budget: u64 },
     /// The backend failed (I/O, a lost connection); named by `backend`.
     Backend { backend: String, reason: String },
+    /// Run [`at_once`], the operation would have waited (for a connection
+    /// another call holds, or a write lock another process holds); nothing
+    /// was done. The host side then runs it on a blocking thread.
+    WouldWait,
 }
 
 impl fmt::Display for StateError {
@@ -108,18 +113,27 @@ impl fmt::Display for StateError {
             StateError::Backend { backend, reason } => {
                 write!(f, "the state store ({backend}) failed: {reason}")
             }
+            StateError::WouldWait => write!(f, "the state store is busy"),
         }
     }
 }
 
 impl std::error::Error for StateError {}
 
-/// Where entries are kept. Every method is blocking (the host side calls it
-/// on a blocking thread) and bounded by its arguments, which the host side
-/// has already checked against the limits above.
+/// Where entries are kept. Every method is blocking and bounded by its
+/// arguments, which the host side has already checked against the limits
+/// above. The host side calls it on a blocking thread, or first on the
+/// async thread [`at_once`] when the backend [`is_quick`](Backend::is_quick).
 pub trait Backend: Send + Sync + 'static {
     /// How the backend is named in errors and logs (`sqlite:/path/state.db`).
     fn describe(&self) -> String;
+
+    /// Whether an operation that need not wait takes microseconds (a local
+    /// file): worth trying [`at_once`] before handing it to a blocking
+    /// thread, whose wake-up costs more than the operation.
+    fn is_quick(&self) -> bool {
+        false
+    }
 
     /// The values of `keys`, `None` where absent, in order; an error
     /// (`TooLarge`) as soon as the values read pass `budget` bytes, so that
@@ -190,6 +204,31 @@ impl fmt::Debug for StateStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "StateStore({})", self.0.describe())
     }
+}
+
+thread_local! {
+    static AT_ONCE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `work` with the backend told not to wait for anything: an
+/// operation that would wait fails with [`StateError::WouldWait`] having
+/// done nothing, instead of blocking the thread.
+pub fn at_once<T>(work: impl FnOnce() -> T) -> T {
+    /// Clears the flag however `work` ends.
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            AT_ONCE.set(false);
+        }
+    }
+    AT_ONCE.set(true);
+    let _reset = Reset;
+    work()
+}
+
+/// Whether the backend may wait here (not inside [`at_once`]).
+fn may_wait() -> bool {
+    !AT_ONCE.get()
 }
 
 /// The bytes an entry counts against its plugin's quota.

@@ -16,16 +16,18 @@
 //! never creates it.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Mutex, MutexGuard, OnceLock, TryLockError};
 use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use super::{Backend, Entry, Namespace, StateError, Usage, entry_bytes};
+use super::{Backend, Entry, Namespace, StateError, Usage, entry_bytes, may_wait};
 
 /// How long a write waits for another process's write (another replica on
 /// the same file) before it fails.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How often a waiting write tries again.
+const BUSY_RETRY: Duration = Duration::from_millis(2);
 
 const SCHEMA: &str = "
     CREATE TABLE IF NOT EXISTS entries (
@@ -89,17 +91,39 @@ impl Sqlite {
         }
     }
 
+    /// `err`, or [`StateError::WouldWait`] when it is SQLite's "busy" met
+    /// at once (the busy handler gives up at once there).
+    fn sql_fault(&self, err: rusqlite::Error) -> StateError {
+        match err.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DatabaseBusy) if !may_wait() => StateError::WouldWait,
+            _ => self.fault(err),
+        }
+    }
+
     fn connection(&self) -> Result<MutexGuard<'_, Connection>, StateError> {
+        // Opening waits for other processes (creating the schema): never
+        // at once.
+        if !may_wait() && self.connection.get().is_none() {
+            return Err(StateError::WouldWait);
+        }
         let opened = self
             .connection
             .get_or_init(|| open(&self.path, self.sync).map(Mutex::new));
-        match opened {
-            // A panic while holding the lock leaves a connection that
-            // SQLite itself kept consistent (the transaction rolls back).
-            Ok(connection) => Ok(connection
+        let connection = match opened {
+            Ok(connection) => connection,
+            Err(reason) => return Err(self.fault(reason)),
+        };
+        // A panic while holding the lock leaves a connection that SQLite
+        // itself kept consistent (the transaction rolls back).
+        if may_wait() {
+            return Ok(connection
                 .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())),
-            Err(reason) => Err(self.fault(reason)),
+                .unwrap_or_else(|poisoned| poisoned.into_inner()));
+        }
+        match connection.try_lock() {
+            Ok(connection) => Ok(connection),
+            Err(TryLockError::Poisoned(poisoned)) => Ok(poisoned.into_inner()),
+            Err(TryLockError::WouldBlock) => Err(StateError::WouldWait),
         }
     }
 
@@ -109,11 +133,13 @@ impl Sqlite {
         work: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StateError>,
     ) -> Result<T, StateError> {
         let mut connection = self.connection()?;
+        // The write lock is taken here or never (IMMEDIATE): a write that
+        // would wait for another process's fails before it changes anything.
         let transaction = connection
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|err| self.fault(err))?;
+            .map_err(|err| self.sql_fault(err))?;
         let value = work(&transaction)?;
-        transaction.commit().map_err(|err| self.fault(err))?;
+        transaction.commit().map_err(|err| self.sql_fault(err))?;
         Ok(value)
     }
 }
@@ -129,7 +155,8 @@ fn open(path: &Path, sync: Sync) -> Result<Connection, String> {
     let connection =
         Connection::open(path).map_err(|err| format!("cannot open {}: {err}", path.display()))?;
     let setup = || -> rusqlite::Result<()> {
-        connection.busy_timeout(BUSY_TIMEOUT)?;
+        // busy_timeout, but giving up at once inside `at_once`.
+        connection.busy_handler(Some(wait_while_busy))?;
         connection.pragma_update(None, "journal_mode", "WAL")?;
         let synchronous = match sync {
             Sync::Normal => "NORMAL",
@@ -142,14 +169,22 @@ fn open(path: &Path, sync: Sync) -> Result<Connection, String> {
     Ok(connection)
 }
 
+/// SQLite's busy handler: whether to try again after `tries` tries, having
+/// slept a while (as `busy_timeout` would), but never inside `at_once`.
+fn wait_while_busy(tries: i32) -> bool {
+    let waited = BUSY_RETRY * u32::try_from(tries).unwrap_or(0);
+    if !may_wait() || waited >= BUSY_TIMEOUT {
+        return false;
+    }
+    std::thread::sleep(BUSY_RETRY);
+    true
+}
+
 /// The plugin's usage, read inside a transaction.
 fn used(transaction: &rusqlite::Transaction<'_>, plugin: &str) -> rusqlite::Result<u64> {
     let bytes: Option<i64> = transaction
-        .query_row(
-            "SELECT bytes FROM usage WHERE plugin = ?1",
-            [plugin],
-            |row| row.get(0),
-        )
+        .prepare_cached("SELECT bytes FROM usage WHERE plugin = ?1")?
+        .query_row([plugin], |row| row.get(0))
         .optional()?;
     Ok(bytes.unwrap_or(0).max(0) as u64)
 }
@@ -159,11 +194,12 @@ fn set_used(
     plugin: &str,
     bytes: u64,
 ) -> rusqlite::Result<()> {
-    transaction.execute(
-        "INSERT INTO usage (plugin, bytes) VALUES (?1, ?2)
-         ON CONFLICT (plugin) DO UPDATE SET bytes = excluded.bytes",
-        params![plugin, bytes as i64],
-    )?;
+    transaction
+        .prepare_cached(
+            "INSERT INTO usage (plugin, bytes) VALUES (?1, ?2)
+             ON CONFLICT (plugin) DO UPDATE SET bytes = excluded.bytes",
+        )?
+        .execute(params![plugin, bytes as i64])?;
     Ok(())
 }
 
@@ -174,11 +210,8 @@ fn stored_value(
     key: &str,
 ) -> rusqlite::Result<Option<Vec<u8>>> {
     transaction
-        .query_row(
-            "SELECT value FROM entries WHERE plugin = ?1 AND bucket = ?2 AND key = ?3",
-            params![&*ns.plugin, ns.bucket, key],
-            |row| row.get(0),
-        )
+        .prepare_cached("SELECT value FROM entries WHERE plugin = ?1 AND bucket = ?2 AND key = ?3")?
+        .query_row(params![&*ns.plugin, ns.bucket, key], |row| row.get(0))
         .optional()
 }
 
@@ -190,11 +223,10 @@ fn stored_size(
     key: &str,
 ) -> rusqlite::Result<Option<u64>> {
     let length: Option<i64> = transaction
-        .query_row(
+        .prepare_cached(
             "SELECT length(value) FROM entries WHERE plugin = ?1 AND bucket = ?2 AND key = ?3",
-            params![&*ns.plugin, ns.bucket, key],
-            |row| row.get(0),
-        )
+        )?
+        .query_row(params![&*ns.plugin, ns.bucket, key], |row| row.get(0))
         .optional()?;
     Ok(length.map(|length| key.len() as u64 + length.max(0) as u64))
 }
@@ -205,15 +237,20 @@ fn upsert(
     key: &str,
     value: &[u8],
 ) -> rusqlite::Result<()> {
-    transaction.execute(
-        "INSERT INTO entries (plugin, bucket, key, value) VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT (plugin, bucket, key) DO UPDATE SET value = excluded.value",
-        params![&*ns.plugin, ns.bucket, key, value],
-    )?;
+    transaction
+        .prepare_cached(
+            "INSERT INTO entries (plugin, bucket, key, value) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (plugin, bucket, key) DO UPDATE SET value = excluded.value",
+        )?
+        .execute(params![&*ns.plugin, ns.bucket, key, value])?;
     Ok(())
 }
 
 impl Backend for Sqlite {
+    fn is_quick(&self) -> bool {
+        true
+    }
+
     fn describe(&self) -> String {
         match self.sync {
             Sync::Normal => format!("sqlite:{}", self.path.display()),
@@ -232,14 +269,14 @@ impl Backend for Sqlite {
             .prepare_cached(
                 "SELECT value FROM entries WHERE plugin = ?1 AND bucket = ?2 AND key = ?3",
             )
-            .map_err(|err| self.fault(err))?;
+            .map_err(|err| self.sql_fault(err))?;
         let mut read = 0u64;
         let mut values = Vec::with_capacity(keys.len());
         for key in keys {
             let value: Option<Vec<u8>> = statement
                 .query_row(params![&*ns.plugin, ns.bucket, key], |row| row.get(0))
                 .optional()
-                .map_err(|err| self.fault(err))?;
+                .map_err(|err| self.sql_fault(err))?;
             read += value.as_ref().map_or(0, |value| value.len() as u64);
             if read > budget {
                 return Err(StateError::TooLarge { budget });
@@ -256,7 +293,7 @@ impl Backend for Sqlite {
         quota: u64,
     ) -> Result<(), StateError> {
         self.write(|transaction| {
-            let sql = |err| self.fault(err);
+            let sql = |err| self.sql_fault(err);
             let used = used(transaction, &ns.plugin).map_err(sql)?;
             // The usage after every write of the batch, checked before any.
             let mut after = used as i128;
@@ -287,7 +324,7 @@ impl Backend for Sqlite {
 
     fn delete_many(&self, ns: &Namespace, keys: &[String]) -> Result<(), StateError> {
         self.write(|transaction| {
-            let sql = |err| self.fault(err);
+            let sql = |err| self.sql_fault(err);
             let mut freed = 0u64;
             for key in keys {
                 if let Some(size) = stored_size(transaction, ns, key).map_err(sql)? {
@@ -313,7 +350,7 @@ impl Backend for Sqlite {
         connection
             .prepare_cached("SELECT 1 FROM entries WHERE plugin = ?1 AND bucket = ?2 AND key = ?3")
             .and_then(|mut statement| statement.exists(params![&*ns.plugin, ns.bucket, key]))
-            .map_err(|err| self.fault(err))
+            .map_err(|err| self.sql_fault(err))
     }
 
     fn list_keys(
@@ -329,19 +366,19 @@ impl Backend for Sqlite {
                 "SELECT id, key FROM entries WHERE plugin = ?1 AND bucket = ?2 AND id > ?3
                  ORDER BY id LIMIT ?4",
             )
-            .map_err(|err| self.fault(err))?;
+            .map_err(|err| self.sql_fault(err))?;
         // One more than a page: whether there is a next page.
         let rows = statement
             .query_map(
                 params![&*ns.plugin, ns.bucket, after, limit as i64 + 1],
                 |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)),
             )
-            .map_err(|err| self.fault(err))?;
+            .map_err(|err| self.sql_fault(err))?;
         let mut keys = Vec::new();
         let mut last = None;
         let mut more = false;
         for row in rows {
-            let (id, key) = row.map_err(|err| self.fault(err))?;
+            let (id, key) = row.map_err(|err| self.sql_fault(err))?;
             if keys.len() == limit {
                 more = true;
                 break;
@@ -360,7 +397,7 @@ impl Backend for Sqlite {
         quota: u64,
     ) -> Result<u64, StateError> {
         self.write(|transaction| {
-            let sql = |err| self.fault(err);
+            let sql = |err| self.sql_fault(err);
             let old = stored_value(transaction, ns, key).map_err(sql)?;
             let current = match &old {
                 None => 0,
@@ -408,7 +445,7 @@ impl Backend for Sqlite {
                     })
                 },
             )
-            .map_err(|err| self.fault(err))
+            .map_err(|err| self.sql_fault(err))
     }
 
     fn entries(
@@ -423,7 +460,7 @@ impl Backend for Sqlite {
                 "SELECT bucket, key, coalesce(substr(value, 1, ?2), x''), length(value) FROM entries
                  WHERE plugin = ?1 ORDER BY bucket, id LIMIT ?3",
             )
-            .map_err(|err| self.fault(err))?;
+            .map_err(|err| self.sql_fault(err))?;
         let rows = statement
             .query_map(params![plugin, preview as i64, limit as i64], |row| {
                 Ok(Entry {
@@ -433,26 +470,26 @@ impl Backend for Sqlite {
                     size: row.get::<_, i64>(3)?.max(0) as u64,
                 })
             })
-            .map_err(|err| self.fault(err))?;
+            .map_err(|err| self.sql_fault(err))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|err| self.fault(err))
+            .map_err(|err| self.sql_fault(err))
     }
 
     fn plugins(&self) -> Result<Vec<String>, StateError> {
         let connection = self.connection()?;
         let mut statement = connection
             .prepare("SELECT DISTINCT plugin FROM entries ORDER BY plugin")
-            .map_err(|err| self.fault(err))?;
+            .map_err(|err| self.sql_fault(err))?;
         let rows = statement
             .query_map([], |row| row.get(0))
-            .map_err(|err| self.fault(err))?;
+            .map_err(|err| self.sql_fault(err))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|err| self.fault(err))
+            .map_err(|err| self.sql_fault(err))
     }
 
     fn clear(&self, plugin: &str) -> Result<u64, StateError> {
         self.write(|transaction| {
-            let sql = |err| self.fault(err);
+            let sql = |err| self.sql_fault(err);
             let removed = transaction
                 .execute("DELETE FROM entries WHERE plugin = ?1", [plugin])
                 .map_err(sql)?;
@@ -491,6 +528,56 @@ mod tests {
                 value: b"kept".to_vec(),
                 size: 4,
             }]
+        );
+    }
+
+    /// At once, nothing waits: not the first open, not a connection in
+    /// use, not another process's write lock; without `at_once`, a write
+    /// waits for that lock.
+    #[test]
+    fn at_once_never_waits_and_leaves_nothing_half_done() {
+        use crate::state::at_once;
+        let (_dir, store) = store();
+        let a = contract::ns("p", "default");
+        let set = |value: &[u8]| contract::set(&store, &a, "k", value, 100);
+        assert_eq!(at_once(|| set(b"first")), Err(StateError::WouldWait));
+        set(b"first").unwrap();
+        assert_eq!(at_once(|| set(b"at once")), Ok(()));
+
+        let held = store.connection().unwrap();
+        let other_thread = std::thread::scope(|scope| {
+            scope
+                .spawn(|| at_once(|| store.exists(&a, "k")))
+                .join()
+                .unwrap()
+        });
+        assert_eq!(other_thread, Err(StateError::WouldWait));
+        drop(held);
+
+        // Another process's write lock, held for 200 ms.
+        let path = store.path().to_path_buf();
+        let (locked, is_locked) = std::sync::mpsc::channel();
+        let other = std::thread::spawn(move || {
+            let mut other = Connection::open(path).unwrap();
+            let lock = other
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .unwrap();
+            locked.send(()).unwrap();
+            std::thread::sleep(Duration::from_millis(200));
+            lock.commit().unwrap();
+        });
+        is_locked.recv().unwrap();
+        assert_eq!(at_once(|| set(b"blocked")), Err(StateError::WouldWait));
+        // Reads go on beside a writer (WAL).
+        assert_eq!(
+            at_once(|| store.get_many(&a, &["k".into()], 100)),
+            Ok(vec![Some(b"at once".to_vec())])
+        );
+        set(b"waited").unwrap();
+        other.join().unwrap();
+        assert_eq!(
+            store.get_many(&a, &["k".into()], 100).unwrap(),
+            [Some(b"waited".to_vec())]
         );
     }
 
