@@ -25,7 +25,7 @@
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use ::redis::{Client, Connection, ConnectionAddr, RedisError, Script, Value};
+use ::redis::{Client, Connection, ConnectionAddr, RedisError, Script, ScriptInvocation, Value};
 
 use super::{Backend, Entry, Namespace, StateError, Usage};
 
@@ -198,6 +198,22 @@ impl Keys {
     fn order(&self, bucket: &str) -> String {
         format!("{}o:{bucket}", self.prefix)
     }
+
+    /// A writing script's invocation (`set_many.lua`, `increment.lua`):
+    /// the keys it touches, then the quota, the plugin and the bucket.
+    fn write<'a>(&self, script: &'a Script, ns: &Namespace, quota: u64) -> ScriptInvocation<'a> {
+        let mut invocation = script.key(self.usage());
+        invocation
+            .key(self.buckets())
+            .key(self.seq())
+            .key(self.values(&ns.bucket))
+            .key(self.order(&ns.bucket))
+            .key(PLUGINS)
+            .arg(quota)
+            .arg(&*ns.plugin)
+            .arg(&ns.bucket);
+        invocation
+    }
 }
 
 const PLUGINS: &str = "corral:plugins";
@@ -294,16 +310,7 @@ impl Backend for Redis {
         }
         let names = Keys::of(&ns.plugin).map_err(|err| self.fault(err))?;
         let value: Value = self.with(true, |connection| {
-            let mut invocation = self.scripts.set_many.key(names.usage());
-            invocation
-                .key(names.buckets())
-                .key(names.seq())
-                .key(names.values(&ns.bucket))
-                .key(names.order(&ns.bucket))
-                .key(PLUGINS)
-                .arg(quota)
-                .arg(&*ns.plugin)
-                .arg(&ns.bucket);
+            let mut invocation = names.write(&self.scripts.set_many, ns, quota);
             for (key, value) in entries {
                 invocation.arg(key).arg(value.as_slice());
             }
@@ -387,17 +394,8 @@ impl Backend for Redis {
         let names = Keys::of(&ns.plugin).map_err(|err| self.fault(err))?;
         // Not retried: an answer lost on the way back may have counted.
         let value: Value = self.with(false, |connection| {
-            self.scripts
-                .increment
-                .key(names.usage())
-                .key(names.buckets())
-                .key(names.seq())
-                .key(names.values(&ns.bucket))
-                .key(names.order(&ns.bucket))
-                .key(PLUGINS)
-                .arg(quota)
-                .arg(&*ns.plugin)
-                .arg(&ns.bucket)
+            names
+                .write(&self.scripts.increment, ns, quota)
                 .arg(key)
                 .arg(delta.to_string())
                 .invoke(connection)
