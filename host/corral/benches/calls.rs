@@ -757,6 +757,7 @@ impl raw::corral::plugin::types::Host for RawState {}
 impl raw::corral::plugin::host::Host for RawState {
     fn log(&mut self, _level: raw::corral::plugin::types::LogLevel, _message: String) {}
     fn progress(&mut self, _done: f64, _total: Option<f64>, _message: Option<String>) {}
+    fn tools_changed(&mut self) {}
 }
 
 /// The floor's client can answer nothing, as `corral call`'s cannot: the

@@ -1,14 +1,18 @@
-//! Host-side bindings for both versions of the plugin contract: the frozen
-//! `wit/0.1.0/plugin.wit` ([`v0_1`]) and `wit/plugin.wit`, 0.2.0 ([`v0_2`]).
+//! Host-side bindings for every version of the plugin contract: the frozen
+//! `wit/0.1.0/plugin.wit` ([`v0_1`]) and `wit/0.2.0/plugin.wit` ([`v0_2`]),
+//! and `wit/plugin.wit`, 0.3.0 ([`v0_3`]).
 //!
-//! Plugins built against 0.1.0 keep working: one linker offers both
-//! versions' imports, and a component's contract version is the version of
-//! the `corral:plugin/tools` it exports ([`Contract::of`]). The two versions
-//! share `types` (0.2.0 changed none of them): the 0.2.0 bindings reuse the
-//! 0.1.0 Rust types through bindgen's `with`, and the 0.2.0 `tools` records
-//! (identical, but generated apart because they are exports) are converted
-//! to the 0.1.0 ones here, so that the rest of the sandbox (metadata and
-//! output checks) sees one type whichever version a plugin targets.
+//! Plugins built against older versions keep working: one linker offers
+//! every version's imports, and a component's contract version is the
+//! version of the `corral:plugin/tools` it exports ([`Contract::of`]). The
+//! versions share `types` (none changed them): later bindings reuse the
+//! 0.1.0 Rust types through bindgen's `with`, and 0.3.0 reuses 0.2.0's
+//! `client` the same way (see [`add_to_linker`] for how it is linked under
+//! its own name). The `tools` records of each version (identical, but
+//! generated apart because they are exports) are converted to the 0.1.0
+//! ones here, so that the rest of the sandbox (metadata and output checks)
+//! sees one type whichever version a plugin targets. A version adds to its
+//! `host` interface only, so far: 0.3.0's `tools-changed`.
 //!
 //! Exports are called asynchronously so that a call can be timed out or
 //! cancelled by dropping its future (the store yields at every epoch tick).
@@ -35,10 +39,23 @@ pub mod v0_1 {
 pub mod v0_2 {
     wasmtime::component::bindgen!({
         world: "plugin",
-        path: "../../wit",
+        path: "../../wit/0.2.0",
         imports: { "corral:plugin/client.ask": async | trappable },
         exports: { default: async },
         with: { "corral:plugin/types@0.2.0": super::v0_1::corral::plugin::types },
+    });
+}
+
+/// Contract 0.3.0: 0.2.0 plus `host.tools-changed`.
+pub mod v0_3 {
+    wasmtime::component::bindgen!({
+        world: "plugin",
+        path: "../../wit",
+        exports: { default: async },
+        with: {
+            "corral:plugin/types@0.3.0": super::v0_1::corral::plugin::types,
+            "corral:plugin/client@0.3.0": super::v0_2::corral::plugin::client,
+        },
     });
 }
 
@@ -47,21 +64,23 @@ pub use self::v0_1::exports::corral::plugin::tools;
 pub use self::v0_2::corral::plugin::client;
 
 /// The contract versions the host serves, oldest first.
-pub const SUPPORTED: [Contract; 2] = [Contract::V0_1, Contract::V0_2];
+pub const SUPPORTED: [Contract; 3] = [Contract::V0_1, Contract::V0_2, Contract::V0_3];
 
 /// Which version of the plugin contract a component targets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Contract {
     V0_1,
     V0_2,
+    V0_3,
 }
 
 impl Contract {
-    /// The version, as in the contract's package name (`corral:plugin@0.2.0`).
+    /// The version, as in the contract's package name (`corral:plugin@0.3.0`).
     pub fn version(self) -> &'static str {
         match self {
             Contract::V0_1 => "0.1.0",
             Contract::V0_2 => "0.2.0",
+            Contract::V0_3 => "0.3.0",
         }
     }
 
@@ -119,7 +138,7 @@ impl fmt::Display for UnknownContract {
                 f,
                 "it exports {}, a contract version this host does not serve: it serves {}",
                 found.join(", "),
-                supported.join(" and ")
+                supported.join(", ")
             ),
         }
     }
@@ -127,10 +146,51 @@ impl fmt::Display for UnknownContract {
 
 impl std::error::Error for UnknownContract {}
 
+/// Adds every version's `host` and `client` imports to `linker`.
+///
+/// 0.3.0's `client` is 0.2.0's, reused through bindgen's `with`; but the
+/// world's own `add_to_linker` would then link it under 0.2.0's name (that
+/// of the module it reuses), so each interface is linked here by name
+/// instead: 0.2.0's `client` functions under `corral:plugin/client@0.3.0`
+/// too, which type-check against it since the two are identical.
+pub fn add_to_linker<T, D>(
+    linker: &mut wasmtime::component::Linker<T>,
+    host_getter: fn(&mut T) -> D::Data<'_>,
+) -> wasmtime::Result<()>
+where
+    T: Send + 'static,
+    D: wasmtime::component::HasData + Send,
+    for<'a> D::Data<'a>: v0_1::corral::plugin::host::Host
+        + v0_2::corral::plugin::host::Host
+        + v0_3::corral::plugin::host::Host
+        + client::Host
+        + types::Host
+        + Send,
+{
+    v0_1::Plugin::add_to_linker::<T, D>(linker, host_getter)?;
+    v0_2::Plugin::add_to_linker::<T, D>(linker, host_getter)?;
+    v0_3::corral::plugin::host::add_to_linker::<T, D>(linker, host_getter)?;
+    client::add_to_linker_instance::<T, D>(
+        &mut linker.instance("corral:plugin/client@0.3.0")?,
+        host_getter,
+    )
+}
+
 /// A component's imports resolved once, for the contract it targets.
 pub enum PluginPre<T: 'static> {
     V0_1(v0_1::PluginPre<T>),
     V0_2(v0_2::PluginPre<T>),
+    V0_3(v0_3::PluginPre<T>),
+}
+
+impl<T: 'static> Clone for PluginPre<T> {
+    fn clone(&self) -> Self {
+        match self {
+            PluginPre::V0_1(pre) => PluginPre::V0_1(pre.clone()),
+            PluginPre::V0_2(pre) => PluginPre::V0_2(pre.clone()),
+            PluginPre::V0_3(pre) => PluginPre::V0_3(pre.clone()),
+        }
+    }
 }
 
 impl<T: Send + 'static> PluginPre<T> {
@@ -138,6 +198,7 @@ impl<T: Send + 'static> PluginPre<T> {
         match self {
             PluginPre::V0_1(_) => Contract::V0_1,
             PluginPre::V0_2(_) => Contract::V0_2,
+            PluginPre::V0_3(_) => Contract::V0_3,
         }
     }
 
@@ -154,7 +215,21 @@ impl<T: Send + 'static> PluginPre<T> {
                     .corral_plugin_tools()
                     .call_list(&mut *store)
                     .await?;
-                Ok(listed.into_iter().map(tool_from_v0_2).collect())
+                Ok(listed
+                    .into_iter()
+                    .map(|tool| tool_from!(v0_2, tool))
+                    .collect())
+            }
+            PluginPre::V0_3(pre) => {
+                let instance = pre.instantiate_async(&mut *store).await?;
+                let listed = instance
+                    .corral_plugin_tools()
+                    .call_list(&mut *store)
+                    .await?;
+                Ok(listed
+                    .into_iter()
+                    .map(|tool| tool_from!(v0_3, tool))
+                    .collect())
             }
         }
     }
@@ -186,43 +261,60 @@ impl<T: Send + 'static> PluginPre<T> {
                     is_error: result.is_error,
                 })
             }
+            PluginPre::V0_3(pre) => {
+                let instance = pre.instantiate_async(&mut *store).await?;
+                let result = instance
+                    .corral_plugin_tools()
+                    .call_call(&mut *store, tool, arguments)
+                    .await?;
+                Ok(tools::CallResult {
+                    content: result.content,
+                    structured_content: result.structured_content,
+                    is_error: result.is_error,
+                })
+            }
         }
     }
 }
 
-/// A 0.2.0 tool as the 0.1.0 record it is field for field.
-fn tool_from_v0_2(tool: v0_2::exports::corral::plugin::tools::Tool) -> tools::Tool {
-    use v0_2::exports::corral::plugin::tools as new;
-    tools::Tool {
-        name: tool.name,
-        title: tool.title,
-        description: tool.description,
-        input_schema: tool.input_schema,
-        output_schema: tool.output_schema,
-        annotations: tool.annotations.map(|a| tools::ToolAnnotations {
-            title: a.title,
-            read_only_hint: a.read_only_hint,
-            destructive_hint: a.destructive_hint,
-            idempotent_hint: a.idempotent_hint,
-            open_world_hint: a.open_world_hint,
-        }),
-        icons: tool
-            .icons
-            .into_iter()
-            .map(|icon| tools::Icon {
-                src: icon.src,
-                mime_type: icon.mime_type,
-                sizes: icon.sizes,
-                theme: icon.theme,
-            })
-            .collect(),
-        task_support: tool.task_support.map(|support| match support {
-            new::TaskSupport::Forbidden => tools::TaskSupport::Forbidden,
-            new::TaskSupport::Optional => tools::TaskSupport::Optional,
-            new::TaskSupport::Required => tools::TaskSupport::Required,
-        }),
-    }
+/// A later version's tool (`$version` names its bindings) as the 0.1.0
+/// record it is field for field.
+macro_rules! tool_from {
+    ($version:ident, $tool:expr) => {{
+        use $version::exports::corral::plugin::tools as new;
+        let tool: new::Tool = $tool;
+        tools::Tool {
+            name: tool.name,
+            title: tool.title,
+            description: tool.description,
+            input_schema: tool.input_schema,
+            output_schema: tool.output_schema,
+            annotations: tool.annotations.map(|a| tools::ToolAnnotations {
+                title: a.title,
+                read_only_hint: a.read_only_hint,
+                destructive_hint: a.destructive_hint,
+                idempotent_hint: a.idempotent_hint,
+                open_world_hint: a.open_world_hint,
+            }),
+            icons: tool
+                .icons
+                .into_iter()
+                .map(|icon| tools::Icon {
+                    src: icon.src,
+                    mime_type: icon.mime_type,
+                    sizes: icon.sizes,
+                    theme: icon.theme,
+                })
+                .collect(),
+            task_support: tool.task_support.map(|support| match support {
+                new::TaskSupport::Forbidden => tools::TaskSupport::Forbidden,
+                new::TaskSupport::Optional => tools::TaskSupport::Optional,
+                new::TaskSupport::Required => tools::TaskSupport::Required,
+            }),
+        }
+    }};
 }
+use tool_from;
 
 #[cfg(test)]
 mod tests {
@@ -233,15 +325,15 @@ mod tests {
         let none = UnknownContract { tools: vec![] };
         assert_eq!(
             none.to_string(),
-            "it exports no `corral:plugin/tools` interface: a plugin exports corral:plugin/tools@0.1.0 or corral:plugin/tools@0.2.0 (build it against wit/plugin.wit)"
+            "it exports no `corral:plugin/tools` interface: a plugin exports corral:plugin/tools@0.1.0 or corral:plugin/tools@0.2.0 or corral:plugin/tools@0.3.0 (build it against wit/plugin.wit)"
         );
         let newer = UnknownContract {
-            tools: vec!["corral:plugin/tools@0.3.0".into()],
+            tools: vec!["corral:plugin/tools@0.4.0".into()],
         };
         assert_eq!(
             newer.to_string(),
-            "it exports corral:plugin/tools@0.3.0, a contract version this host does not serve: it serves corral:plugin/tools@0.1.0 and corral:plugin/tools@0.2.0"
+            "it exports corral:plugin/tools@0.4.0, a contract version this host does not serve: it serves corral:plugin/tools@0.1.0, corral:plugin/tools@0.2.0, corral:plugin/tools@0.3.0"
         );
-        assert_eq!(Contract::V0_2.to_string(), "corral:plugin@0.2.0");
+        assert_eq!(Contract::V0_3.to_string(), "corral:plugin@0.3.0");
     }
 }

@@ -102,7 +102,9 @@ fn verdict(name: &str, manifest: &Manifest) -> Verdict {
         {
             Verdict::Unknown
         }
-        "corral:plugin/host" => provided("log and progress, to the client and the host log"),
+        "corral:plugin/host" => provided(
+            "log and progress, to the client and the host log; from 0.3.0, tools-changed (its tools are listed again, at most once a second)",
+        ),
         "corral:plugin/types" => provided("the plugin contract's types"),
         "corral:plugin/client" => provided(
             "asks the call's client only what it declared (elicitation, sampling, roots); bounded in size and count, waiting at most the input-wait limit",
@@ -191,7 +193,9 @@ mod tests {
         assert!(verdict("corral:plugin/host@0.2.0", &Manifest::default()).allowed());
         assert!(verdict("corral:plugin/host@0.1.0", &Manifest::default()).allowed());
         assert!(!verdict("corral:plugin/client@0.1.0", &Manifest::default()).allowed());
-        assert!(!verdict("corral:plugin/host@0.3.0", &Manifest::default()).allowed());
+        assert!(verdict("corral:plugin/host@0.3.0", &Manifest::default()).allowed());
+        assert!(verdict("corral:plugin/client@0.3.0", &Manifest::default()).allowed());
+        assert!(!verdict("corral:plugin/host@0.4.0", &Manifest::default()).allowed());
         assert_eq!(
             refused.to_string(),
             "imports `wasi:http/outgoing-handler@0.2.0`, which needs a grant in its manifest: [http] allow = [\"host.example.com\"]; imports `acme:secret/vault`, which Corral does not provide"

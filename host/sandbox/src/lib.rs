@@ -10,8 +10,9 @@
 //! the guest's output streams, `http` for granted outgoing requests), and
 //! checks what came back (`output`); what the answer need not wait for
 //! follows it (`after_answer`). A plugin of contract 0.2.0 may ask the
-//! call's client for input while it runs (`ask`); [`bindings`] serves
-//! both contract versions. The results are `corral-tool` values:
+//! call's client for input while it runs (`ask`), and one of 0.3.0 may say
+//! that its tool list changed ([`changes`], then [`Plugin::relist`]);
+//! [`bindings`] serves every contract version. The results are `corral-tool` values:
 //! this crate knows nothing of the protocol that serves them.
 
 mod after_answer;
@@ -19,6 +20,7 @@ mod ask;
 pub mod bindings;
 pub mod cache;
 mod capture;
+pub mod changes;
 mod http;
 pub mod imports;
 pub mod limits;

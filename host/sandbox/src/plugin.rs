@@ -35,9 +35,11 @@ pub struct Plugin {
     pre: PluginPre<CallState>,
     manifest: Manifest,
     tools: Vec<CheckedTool>,
-    /// One bucket per tool, in `tools` order.
-    buckets: Vec<TokenBucket>,
-    /// Permits for calls running at once.
+    /// One bucket per tool, in `tools` order; shared with the versions
+    /// [`Plugin::relist`] makes, for the tools they keep.
+    buckets: Vec<Arc<TokenBucket>>,
+    /// Permits for calls running at once, shared with the versions
+    /// [`Plugin::relist`] makes: a re-list does not reset the limit.
     running: Arc<tokio::sync::Semaphore>,
     /// Room for calls waiting for their clients at once (half of the
     /// permits): a waiting call holds its permit all along.
@@ -112,7 +114,7 @@ impl Plugin {
             .map_err(|problems| anyhow!(problems))?;
         let buckets = tools
             .iter()
-            .map(|_| TokenBucket::new(limits.rate, limits.burst))
+            .map(|_| Arc::new(TokenBucket::new(limits.rate, limits.burst)))
             .collect();
         tracing::info!(
             plugin = %name,
@@ -131,6 +133,43 @@ impl Plugin {
             buckets,
             running: Arc::new(tokio::sync::Semaphore::new(limits.concurrency as usize)),
             waiting: WaitingCalls::for_concurrency(limits.concurrency),
+        })
+    }
+
+    /// Calls `list` again, for a plugin that said its tools changed
+    /// (`host.tools-changed`): under the same limits and metadata checks as
+    /// a load, on the component already prepared. The new version shares
+    /// this one's concurrency limit, and the rate limit of every tool it
+    /// keeps (by name); calls already running finish on this version.
+    pub async fn relist(&self) -> Result<Plugin> {
+        let listed = self
+            .sandbox
+            .list(&self.pre, &self.name, &self.manifest)
+            .await
+            .map_err(|failure| anyhow!("`list` failed: {failure}"))?;
+        let limits = &self.manifest.limits;
+        let tools = metadata::check_tools(listed.value, limits.metadata_bytes)
+            .map_err(|problems| anyhow!(problems))?;
+        let buckets = tools
+            .iter()
+            .map(|tool| {
+                self.tools
+                    .iter()
+                    .position(|old| old.def.name == tool.def.name)
+                    .map(|index| self.buckets[index].clone())
+                    .unwrap_or_else(|| Arc::new(TokenBucket::new(limits.rate, limits.burst)))
+            })
+            .collect();
+        Ok(Plugin {
+            name: self.name.clone(),
+            path: self.path.clone(),
+            sandbox: self.sandbox.clone(),
+            pre: self.pre.clone(),
+            manifest: self.manifest.clone(),
+            tools,
+            buckets,
+            running: self.running.clone(),
+            waiting: self.waiting.clone(),
         })
     }
 
@@ -183,6 +222,11 @@ impl Plugin {
         } = self
             .run(index, name, Value::Object(arguments), context)
             .await;
+        if spent.as_ref().is_some_and(Spent::tools_changed) {
+            // Whatever the outcome: what the call stored before it failed
+            // is stored all the same.
+            self.sandbox.tools_changed().mark(&self.path);
+        }
         if outcome.is_host_event()
             && let (Some(events), Some(Content::Text { text, .. })) =
                 (&events, output.content.first())

@@ -30,6 +30,7 @@ use crate::ask::{Asking, InputRequired, Pause, WaitingCalls};
 use crate::bindings::{self, Contract, PluginPre, client, tools, types};
 use crate::cache::CompileCache;
 use crate::capture::Captured;
+use crate::changes::ToolsChanged;
 use crate::http::HttpPolicy;
 use crate::limits::Limits;
 use crate::manifest::Manifest;
@@ -150,7 +151,15 @@ impl std::error::Error for Failure {}
 /// tables for the next call in its pool slot (the pages the call dirtied)
 /// and frees the call's WASI context: work that the answer need not wait for.
 pub struct Spent {
-    _store: Store<CallState>,
+    store: Store<CallState>,
+}
+
+impl Spent {
+    /// Whether the plugin said during the call that its tool list changed
+    /// (`host.tools-changed`, contract 0.3.0).
+    pub fn tools_changed(&self) -> bool {
+        self.store.data().tools_changed
+    }
 }
 
 /// What a successful run returns, with what it cost.
@@ -228,6 +237,8 @@ pub struct Sandbox {
     /// Calls' work left for after their answers (spent instances of this
     /// engine's pool among it).
     after_answer: AfterAnswer,
+    /// Plugins whose calls said their tool lists changed.
+    tools_changed: ToolsChanged,
 }
 
 impl Sandbox {
@@ -245,14 +256,11 @@ impl Sandbox {
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
             .map_err(anyhow::Error::from)
             .context("linking WASI HTTP")?;
-        // Both contract versions' imports: a component resolves those of
+        // Every contract version's imports: a component resolves those of
         // the version it targets.
-        bindings::v0_1::Plugin::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |state| state)
+        bindings::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |state| state)
             .map_err(anyhow::Error::from)
-            .context("linking the 0.1.0 host interface")?;
-        bindings::v0_2::Plugin::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |state| state)
-            .map_err(anyhow::Error::from)
-            .context("linking the 0.2.0 host and client interfaces")?;
+            .context("linking the host and client interfaces")?;
         state::keyvalue::add_to_linker(&mut linker, CallState::keyvalue)
             .map_err(anyhow::Error::from)
             .context("linking wasi:keyvalue")?;
@@ -266,6 +274,7 @@ impl Sandbox {
             global,
             heavy_validations: tokio::sync::Semaphore::new(1),
             after_answer: AfterAnswer::default(),
+            tools_changed: ToolsChanged::default(),
         }))
     }
 
@@ -286,6 +295,13 @@ impl Sandbox {
     /// of the call at hand is on its way; see [`AfterAnswer`].
     pub(crate) fn after_answer(&self, work: impl FnOnce() + Send + 'static) {
         self.after_answer.run(work);
+    }
+
+    /// The plugins whose calls said their tool lists changed, for whoever
+    /// serves them to list them again (nobody does for a one-off `corral
+    /// call`: the marks then stay, one per plugin at most).
+    pub fn tools_changed(&self) -> &ToolsChanged {
+        &self.tools_changed
     }
 
     /// Takes a token from the server-wide bucket, or says when to retry.
@@ -323,6 +339,7 @@ impl Sandbox {
         Ok(match contract {
             Contract::V0_1 => PluginPre::V0_1(bindings::v0_1::PluginPre::new(pre)?),
             Contract::V0_2 => PluginPre::V0_2(bindings::v0_2::PluginPre::new(pre)?),
+            Contract::V0_3 => PluginPre::V0_3(bindings::v0_3::PluginPre::new(pre)?),
         })
     }
 
@@ -371,7 +388,7 @@ impl Sandbox {
         )
         .await;
         let run = finish(&mut store, limits, outcome);
-        (run, Some(Spent { _store: store }))
+        (run, Some(Spent { store }))
     }
 
     /// A fresh store: the manifest's limits, and a WASI context holding
@@ -429,6 +446,7 @@ impl Sandbox {
             ),
             log_events: 0,
             progress_events: 0,
+            tools_changed: false,
             event_bytes: 0,
             stdout,
             stderr,
@@ -577,6 +595,9 @@ pub struct CallState {
     asking: Asking,
     log_events: u32,
     progress_events: u32,
+    /// The plugin said its tool list changed (`host.tools-changed`); read
+    /// once the call is over, and never during `list`.
+    tools_changed: bool,
     /// Bytes of log and progress messages sent so far.
     event_bytes: usize,
     stdout: Captured,
@@ -706,6 +727,23 @@ impl bindings::v0_2::corral::plugin::host::Host for CallState {
 
     fn progress(&mut self, done: f64, total: Option<f64>, message: Option<String>) {
         bindings::v0_1::corral::plugin::host::Host::progress(self, done, total, message)
+    }
+}
+
+/// Contract 0.3.0's `host` is 0.2.0's, plus `tools-changed`.
+impl bindings::v0_3::corral::plugin::host::Host for CallState {
+    fn log(&mut self, level: types::LogLevel, message: String) {
+        bindings::v0_1::corral::plugin::host::Host::log(self, level, message)
+    }
+
+    fn progress(&mut self, done: f64, total: Option<f64>, message: Option<String>) {
+        bindings::v0_1::corral::plugin::host::Host::progress(self, done, total, message)
+    }
+
+    /// Only noted: the plugin's `list` is called again once the call is
+    /// over (its store's writes done), by whoever serves the plugin.
+    fn tools_changed(&mut self) {
+        self.tools_changed = true;
     }
 }
 
