@@ -15,7 +15,9 @@
 //!
 //! # Changes
 //! A new snapshot is [published](Catalog::publish) whole: requests that
-//! already hold the old one finish on it. The catalog starts out not ready
+//! already hold the old one finish on it. Reloads and re-lists
+//! [update](Catalog::update) the latest snapshot under one lock, so that
+//! neither undoes the other. The catalog starts out not ready
 //! (while the first load runs) and tells subscribers when it becomes ready
 //! and whenever the served tool list changes.
 //!
@@ -178,6 +180,46 @@ impl Catalog {
     /// is never a change (nobody saw a list before it).
     pub fn publish(&self, snapshot: Snapshot) -> bool {
         let _publishing = self.publishing.lock().unwrap();
+        self.publish_locked(snapshot)
+    }
+
+    /// Publishes what `change` makes of the latest snapshot, if anything,
+    /// with no other publish in between: reloads of files and re-lists of
+    /// plugins each change one part of the catalog, and neither may undo
+    /// the other's. `change` runs under the catalog's publishing lock: keep
+    /// it to building a snapshot. Returns `None` when `change` made none,
+    /// else whether the served tool list changed (see [`Catalog::publish`]).
+    pub fn update(&self, change: impl FnOnce(&Snapshot) -> Option<Snapshot>) -> Option<bool> {
+        let _publishing = self.publishing.lock().unwrap();
+        let snapshot = change(&self.current.load())?;
+        Some(self.publish_locked(snapshot))
+    }
+
+    /// Swaps in `new`, a re-listed version of `old` ([`Plugin::relist`]),
+    /// if `old` still serves. Returns `None` when it does not (a reload
+    /// replaced or removed it meanwhile), else whether the served tool list
+    /// changed.
+    pub fn replace(&self, old: &Arc<Plugin>, new: Plugin) -> Option<bool> {
+        let new = Arc::new(new);
+        self.update(|current| {
+            let mut found = false;
+            let plugins = current
+                .plugins()
+                .iter()
+                .map(|plugin| {
+                    if Arc::ptr_eq(plugin, old) {
+                        found = true;
+                        new.clone()
+                    } else {
+                        plugin.clone()
+                    }
+                })
+                .collect();
+            found.then(|| Snapshot::new(plugins))
+        })
+    }
+
+    fn publish_locked(&self, snapshot: Snapshot) -> bool {
         let was_ready = *self.ready.borrow();
         let changed = was_ready && self.current.load().tools[..] != snapshot.tools[..];
         self.current.store(Arc::new(snapshot));

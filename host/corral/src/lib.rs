@@ -6,7 +6,8 @@
 //! the sandbox (`corral-sandbox`), and [`reports`] carries what the server
 //! says about its plugins to clients' logs. Beside that path: [`watch`]
 //! turns filesystem events into debounced batches and [`reload`] applies
-//! them to the catalog as new snapshots. For plugin authors, apart from
+//! them to the catalog as new snapshots; [`relist`] does the same for a
+//! plugin that says its tools changed. For plugin authors, apart from
 //! serving: [`scaffold`] writes a new plugin project (`corral new`) and
 //! [`adapter`] the WASI preview1 adapter that C plugins are built with.
 //! For distribution: [`distribute`] pushes plugins to OCI registries and
@@ -25,6 +26,7 @@ pub mod catalog;
 pub mod distribute;
 pub mod grants;
 pub mod host;
+pub mod relist;
 pub mod reload;
 pub mod reports;
 pub mod scaffold;

@@ -26,6 +26,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::catalog::{self, Catalog, Snapshot};
+use crate::relist;
 use crate::reports::Reports;
 use crate::watch::{self, Batch, FolderWatcher};
 use corral_registry::lock::{LOCK_FILE, Lock};
@@ -61,6 +62,9 @@ pub struct Outcome {
 pub struct Reloading {
     watcher: Option<FolderWatcher>,
     task: JoinHandle<()>,
+    /// Re-lists plugins that say their tools changed; only while watching
+    /// (with `--no-watch` the tool list is fixed, and clients are told so).
+    relisting: Option<JoinHandle<()>>,
 }
 
 impl Reloading {
@@ -73,13 +77,17 @@ impl Reloading {
 impl Drop for Reloading {
     fn drop(&mut self) {
         self.task.abort();
+        if let Some(relisting) = &self.relisting {
+            relisting.abort();
+        }
     }
 }
 
 /// Starts serving `dir` into `catalog`: the first load runs in the
 /// background (the catalog becomes ready when it ends), then, if `watch`,
-/// every change to the folder is applied as it comes, with what happened
-/// told to `reports`. When the watcher cannot start, the folder is served
+/// every change to the folder is applied as it comes, and every plugin
+/// that says its tools changed is listed again ([`relist`]), with what
+/// happened told to `reports`. When the watcher cannot start, the folder is served
 /// as first loaded, with a warning. A `corral.lock` that cannot be read is
 /// an error here, before anything is served: serving the folder unchecked
 /// would defeat it. Must be called inside a tokio runtime.
@@ -107,8 +115,19 @@ pub fn start(
     // meanwhile is seen whole, lock and file, either here or as a change.
     // A malformed lock stops the start.
     let lock = Lock::read(&reloader.dir)?;
+    let relisting = watcher.is_some().then(|| {
+        tokio::spawn(relist::run(
+            reloader.sandbox.clone(),
+            reloader.catalog.clone(),
+            reloader.reports.clone(),
+        ))
+    });
     let task = tokio::spawn(reloader.run(lock, batches));
-    Ok(Reloading { watcher, task })
+    Ok(Reloading {
+        watcher,
+        task,
+        relisting,
+    })
 }
 
 impl Reloader {
@@ -193,15 +212,20 @@ impl Reloader {
             .map(|plugin| (plugin.path().to_owned(), plugin.clone()))
             .collect();
         let mut to_load = Vec::new();
+        // What this batch changes: plugins whose files are gone, and new
+        // versions.
+        let mut gone: BTreeSet<PathBuf> = BTreeSet::new();
+        let mut fresh: Vec<Arc<Plugin>> = Vec::new();
         for path in self.targets(batch, &plugins) {
             if path.is_file() {
                 to_load.push(path);
-            } else if let Some(gone) = plugins.remove(&path) {
+            } else if let Some(removed) = plugins.remove(&path) {
                 self.reports.report(
                     LogLevel::Info,
-                    format!("plugin {} removed ({})", gone.name(), path.display()),
+                    format!("plugin {} removed ({})", removed.name(), path.display()),
                 );
                 outcome.removed.push(file_name(&path));
+                gone.insert(path);
             }
         }
         for (path, result) in catalog::load_all(&self.sandbox, &lock, to_load).await {
@@ -216,7 +240,9 @@ impl Reloader {
                             plugin.tools().len()
                         ),
                     );
-                    plugins.insert(path.clone(), Arc::new(plugin));
+                    let plugin = Arc::new(plugin);
+                    plugins.insert(path.clone(), plugin.clone());
+                    fresh.push(plugin);
                     outcome.loaded.push(file_name(&path));
                 }
                 Err(err) => {
@@ -239,8 +265,24 @@ impl Reloader {
         if outcome.loaded.is_empty() && outcome.removed.is_empty() {
             return outcome;
         }
-        let snapshot = Snapshot::new(plugins.into_values().collect());
-        outcome.tools_changed = self.catalog.publish(snapshot);
+        // Applied to the latest snapshot, not to `current`: a plugin
+        // re-listed meanwhile (see `relist`) keeps its new tools unless this
+        // batch replaced or removed it.
+        outcome.tools_changed = self
+            .catalog
+            .update(|latest| {
+                let mut plugins: BTreeMap<&Path, Arc<Plugin>> = latest
+                    .plugins()
+                    .iter()
+                    .filter(|plugin| !gone.contains(plugin.path()))
+                    .map(|plugin| (plugin.path(), plugin.clone()))
+                    .collect();
+                for plugin in &fresh {
+                    plugins.insert(plugin.path(), plugin.clone());
+                }
+                Some(Snapshot::new(plugins.into_values().collect()))
+            })
+            .unwrap_or(false);
         tracing::info!(
             loaded = ?outcome.loaded,
             removed = ?outcome.removed,
