@@ -1,4 +1,5 @@
-//! What the host offers a running tool: logging and progress reports.
+//! What the host offers a running tool: logging, progress reports, and
+//! word that the plugin's tool list changed.
 
 /// Write to the host's log.
 ///
@@ -104,4 +105,26 @@ pub fn progress(done: f64, total: Option<f64>, message: Option<&str>) {
     crate::bindings::corral::plugin::host::progress(done, total, message);
     #[cfg(not(target_arch = "wasm32"))]
     let _ = (done, total, message);
+}
+
+/// Says that the plugin's tool list changed: what its [`plugin!`](crate::plugin)
+/// list function returns depends on something this call changed, such as
+/// its [`state`](crate::state).
+///
+/// Once the call is over, whatever its outcome, the host lists the plugin's
+/// tools again (under the same limits and checks as at load), serves the new
+/// list and tells clients that follow changes (`notifications/tools/list_changed`).
+/// Calling it more than once, or from many calls at once, costs one listing:
+/// the host lists a plugin at most once a second, and always after the last
+/// call that said so. A server started with `--no-watch` keeps its tool list
+/// as it was at startup and ignores this. On native targets (unit tests) it
+/// does nothing.
+///
+/// ```no_run
+/// // After storing a new note, whose tool the list now offers:
+/// corral_sdk::tools_changed();
+/// ```
+pub fn tools_changed() {
+    #[cfg(target_arch = "wasm32")]
+    crate::bindings::corral::plugin::host::tools_changed();
 }

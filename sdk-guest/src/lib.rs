@@ -100,7 +100,7 @@ mod keyvalue {
 pub mod __private;
 
 pub use content::{Annotations, Content, EmbeddedResource, ResourceContents, ResourceLink, Role};
-pub use host::{log, progress};
+pub use host::{log, progress, tools_changed};
 pub use result::{Audio, CallResult, Image, IntoToolResult, Json, ToolError};
 pub use tool::{Icon, NoArgs, Tool};
 
@@ -129,8 +129,53 @@ pub use serde_json;
 ///
 /// The macro also defines a hidden function `__corral_tools() -> Vec<Tool>`
 /// in the invoking module, which tests can use to inspect the tool list.
+///
+/// A plugin whose tools depend on its [`state`] names a function that
+/// returns them instead, `plugin!(tools = FUNCTION)`, called each time the
+/// host lists the plugin or calls a tool; after a call that changed what it
+/// returns, the tool says so with [`tools_changed`]:
+///
+/// ```rust,no_run
+/// use corral_sdk::state::{Bucket, StateError};
+/// use corral_sdk::{plugin, NoArgs, Tool};
+///
+/// fn hello(_: NoArgs) -> &'static str {
+///     "hello"
+/// }
+///
+/// fn unlock(_: NoArgs) -> Result<&'static str, StateError> {
+///     Bucket::open("default")?.set("unlocked", &true)?;
+///     corral_sdk::tools_changed();
+///     Ok("`hello` is served from now on")
+/// }
+///
+/// fn tools() -> Vec<Tool> {
+///     let unlocked = Bucket::open("default")
+///         .and_then(|bucket| bucket.get::<bool>("unlocked"))
+///         .ok()
+///         .flatten()
+///         .unwrap_or(false);
+///     let mut tools = vec![Tool::new("unlock", unlock).description("Offer `hello`")];
+///     if unlocked {
+///         tools.push(Tool::new("hello", hello).description("Say hello"));
+///     }
+///     tools
+/// }
+///
+/// plugin!(tools = tools);
+/// ```
 #[macro_export]
 macro_rules! plugin {
+    (tools = $tools:path $(,)?) => {
+        /// The tools this plugin exports, as of now.
+        #[doc(hidden)]
+        #[allow(dead_code)]
+        pub fn __corral_tools() -> ::std::vec::Vec<$crate::Tool> {
+            $tools()
+        }
+
+        $crate::__export_plugin!();
+    };
     ($($tool:expr),* $(,)?) => {
         /// The tools this plugin exports.
         #[doc(hidden)]
@@ -138,6 +183,16 @@ macro_rules! plugin {
         pub fn __corral_tools() -> ::std::vec::Vec<$crate::Tool> {
             ::std::vec![$($tool),*]
         }
+
+        $crate::__export_plugin!();
+    };
+}
+
+/// Exports `__corral_tools`, defined by [`plugin!`] in the invoking module.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __export_plugin {
+    () => {
 
         #[doc(hidden)]
         struct __CorralPlugin;
