@@ -16,16 +16,12 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{PATIENCE, Server, first_text, fixture, folder_with};
+use support::{PATIENCE, Server, conformance_folder, first_text};
 
-/// A folder serving the conformance fixture, with `manifest` as its
+/// A folder serving the conformance fixture, with `manifest` added to its
 /// `conformance.toml` when given.
 fn fixture_folder(manifest: Option<&str>) -> tempfile::TempDir {
-    let folder = folder_with(&[("conformance.wasm", &fixture("conformance"))]);
-    if let Some(manifest) = manifest {
-        std::fs::write(folder.path().join("conformance.toml"), manifest).unwrap();
-    }
-    folder
+    conformance_folder(manifest.unwrap_or_default())
 }
 
 /// `initialize` with the given client capabilities.

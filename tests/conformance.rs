@@ -29,7 +29,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use http::HttpServer;
-use support::{example, fixture, folder_with, repo_root, run_setup};
+use support::{conformance_folder, repo_root, run_setup};
 
 /// The suite's whole run takes seconds; this bounds a hung one.
 const RUN_LIMIT: Duration = Duration::from_secs(300);
@@ -50,18 +50,11 @@ fn suite() -> (String, String) {
 
 fn run_requirements(revision: &str) {
     let (node, entry) = suite();
-    // The fixture's test_trigger_tool_change renames spare.wasm.off (the
-    // calc example) in and out of the served folder, granted to it.
-    let folder = folder_with(&[
-        ("conformance.wasm", &fixture("conformance")),
-        ("spare.wasm.off", &example("calc")),
-    ]);
-    let grant = format!(
-        "[[dirs]]\nhost = {:?}\nguest = \"/served\"\nmode = \"rw\"\n",
-        folder.path().to_str().unwrap()
-    );
-    std::fs::write(folder.path().join("conformance.toml"), grant).unwrap();
-    let server = HttpServer::start(folder.path(), &[]);
+    // The fixture's test_trigger_tool_change changes its own tool list
+    // through its store, in a file of this run's own.
+    let folder = conformance_folder("");
+    let store = format!("sqlite:{}", folder.path().join("state.sqlite").display());
+    let server = HttpServer::start(folder.path(), &["--state", &store]);
     let url = format!("http://{}/mcp", server.addr);
     let baseline = repo_root().join(format!("tests/http/conformance-{revision}.yml"));
     let results = tempfile::tempdir().unwrap();
@@ -133,6 +126,20 @@ fn run_requirements(revision: &str) {
             failed.is_empty(),
             "{scenario} did not pass for {revision}: {failed:?}"
         );
+    }
+    if revision == "2026-07-28" {
+        // The fixture changed its own list (host.tools-changed), and the
+        // listen stream heard of it: succeeded, not skipped or warned.
+        let check = "sep-2575-server-sends-tools-list-changed-on-subscription";
+        let checks = outcomes
+            .get("server-stateless")
+            .unwrap_or_else(|| panic!("server-stateless did not run for {revision}"));
+        let statuses: Vec<&str> = checks
+            .iter()
+            .filter(|c| c.id == check)
+            .map(|c| c.status.as_str())
+            .collect();
+        assert_eq!(statuses, ["SUCCESS"], "{check} for {revision}");
     }
 }
 

@@ -20,7 +20,7 @@ use support::{
 const QUICK: Duration = Duration::from_secs(10);
 
 fn conformance_folder() -> tempfile::TempDir {
-    folder_with(&[("conformance.wasm", &fixture("conformance"))])
+    support::conformance_folder("")
 }
 
 fn text_of(answer: &Value) -> &str {

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::{
-    Server, assert_answered_without_waiting, batch_that_could_wait_on_the_client, example,
-    first_text, fixture, folder_with, plugins_dir, test_cache_dir,
+    Server, assert_answered_without_waiting, batch_that_could_wait_on_the_client,
+    conformance_folder, example, first_text, folder_with, plugins_dir, test_cache_dir,
 };
 
 const REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
@@ -323,7 +323,7 @@ fn batches_work_in_2025_03_26_only() {
 
 #[test]
 fn a_batch_is_answered_at_once_though_it_holds_a_listen_stream_and_a_call_that_asks() {
-    let folder = folder_with(&[("conformance.wasm", &fixture("conformance"))]);
+    let folder = conformance_folder("");
     let mut server = Server::start(folder.path());
     server.result(
         "initialize",

@@ -24,7 +24,9 @@ use serde_json::{Value, json};
 
 use http::{Client, HttpServer};
 use redis::RedisServer;
-use support::{example, fixture, folder_with, repo_root, run_setup, system_program, write_file};
+use support::{
+    conformance_folder, example, folder_with, repo_root, run_setup, system_program, write_file,
+};
 
 /// nginx as a child process, stopped when dropped.
 struct Nginx {
@@ -198,7 +200,7 @@ fn two_replicas_behind_nginx_share_one_folder() {
 
 #[test]
 fn a_call_that_asks_completes_when_its_retry_reaches_the_other_replica() {
-    let folder = folder_with(&[("conformance.wasm", &fixture("conformance"))]);
+    let folder = conformance_folder("");
     let key = "5a".repeat(32);
     let env = [("CORRAL_STATE_KEY", key.as_str())];
     let first = HttpServer::start_on(folder.path(), "127.0.0.1:0", &[], &env);

@@ -152,6 +152,26 @@ pub fn folder_with(plugins: &[(&str, &Path)]) -> tempfile::TempDir {
     dir
 }
 
+/// The manifest the conformance fixture (tests/plugins/conformance) needs:
+/// it keeps whether it lists `test_added_tool` in its store.
+pub const CONFORMANCE_MANIFEST: &str = "[state]\nbuckets = [\"default\"]\n";
+
+/// A fresh folder serving the conformance fixture, with its manifest and
+/// `more` appended to it (other grants and limits).
+pub fn conformance_folder(more: &str) -> tempfile::TempDir {
+    let folder = folder_with(&[("conformance.wasm", &fixture("conformance"))]);
+    let manifest = format!("{CONFORMANCE_MANIFEST}{more}");
+    std::fs::write(folder.path().join("conformance.toml"), manifest).unwrap();
+    folder
+}
+
+/// Where served plugins keep their state when a test names no store
+/// (`XDG_DATA_HOME` of every server the tests start): inside the target
+/// folder, never the user's own data directory.
+pub fn test_data_dir() -> PathBuf {
+    target_dir().join("test-data")
+}
+
 /// A running `corral serve`.
 pub struct Server {
     child: Child,
@@ -178,6 +198,7 @@ impl Server {
             .args(args)
             .env("CORRAL_LOG", "info")
             .env("CORRAL_CACHE_DIR", test_cache_dir())
+            .env("XDG_DATA_HOME", test_data_dir())
             .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -14,7 +14,10 @@ use std::thread::sleep;
 use std::time::Duration;
 
 use asking::*;
-use corral_sdk::{Audio, CallResult, Image, NoArgs, Tool, ToolError, log, plugin, progress};
+use corral_sdk::state::Bucket;
+use corral_sdk::{
+    Audio, CallResult, Image, NoArgs, Tool, ToolError, log, plugin, progress, tools_changed,
+};
 use schemars::{JsonSchema, SchemaGenerator};
 
 /// The pause between the log messages and progress steps that the logging
@@ -99,28 +102,41 @@ fn logging_tool(_: NoArgs) -> &'static str {
     "logged one info message"
 }
 
-/// Where the conformance test grants the served folder (tests/conformance.rs).
-const SERVED: &str = "/served";
+/// The bucket the fixture keeps its one setting in; its manifest grants it
+/// (`[state] buckets = ["default"]`, as tests/conformance.rs writes it).
+const BUCKET: &str = "default";
+/// Whether `test_added_tool` is listed: `true` or `false`, absent at first.
+const ADDED: &str = "added-tool";
+
+/// Whether the stored setting lists `test_added_tool`. A store that cannot
+/// be read lists it not: the rest of the list must not depend on it.
+fn added_tool_listed() -> bool {
+    Bucket::open(BUCKET)
+        .and_then(|bucket| bucket.get::<bool>(ADDED))
+        .ok()
+        .flatten()
+        .unwrap_or(false)
+}
 
 /// For the stateless scenario's check that a listen stream hears of a
-/// tool list change: turns the spare plugin in the served folder on or
-/// off by renaming it (`spare.wasm.off` <-> `spare.wasm`), which the
-/// server's hot reload sees like any other change to its folder.
+/// tool list change: adds `test_added_tool` to the fixture's own list, or
+/// takes it away, through its store, and says that its tools changed, so
+/// that the server lists them again.
 fn trigger_tool_change(_: NoArgs) -> Result<&'static str, ToolError> {
-    let on = std::path::Path::new(SERVED).join("spare.wasm");
-    let off = std::path::Path::new(SERVED).join("spare.wasm.off");
-    let (from, to, said) = if on.exists() {
-        (on, off, "turned the spare plugin off: its tools are gone")
+    let bucket = Bucket::open(BUCKET)?;
+    let listed = !bucket.get::<bool>(ADDED)?.unwrap_or(false);
+    bucket.set(ADDED, &listed)?;
+    tools_changed();
+    Ok(if listed {
+        "test_added_tool is listed from now on"
     } else {
-        (off, on, "turned the spare plugin on: its tools are served")
-    };
-    std::fs::rename(&from, &to).map_err(|error| {
-        ToolError::new(format!(
-            "renaming {} needs the served folder granted as {SERVED} with spare.wasm.off in it: {error}",
-            from.display()
-        ))
-    })?;
-    Ok(said)
+        "test_added_tool is no longer listed"
+    })
+}
+
+/// The tool that `test_trigger_tool_change` adds and takes away.
+fn added_tool(_: NoArgs) -> &'static str {
+    "test_added_tool is listed"
 }
 
 fn tool_with_progress(_: NoArgs) -> &'static str {
@@ -221,57 +237,105 @@ fn custom_header(routed: Routed) -> String {
     format!("routed to region {}", routed.region)
 }
 
-plugin! {
-    Tool::new("test_simple_text", simple_text)
-        .description("Returns a simple text response."),
-    Tool::new("test_image_content", image_content)
-        .description("Returns a 1x1 PNG image."),
-    Tool::new("test_audio_content", audio_content)
-        .description("Returns a tenth of a second of silent WAV audio."),
-    Tool::new("test_embedded_resource", embedded_resource)
-        .description("Returns an embedded text resource."),
-    Tool::new("test_multiple_content_types", multiple_content_types)
-        .description("Returns text, an image and an embedded resource."),
-    Tool::new("test_tool_with_logging", tool_with_logging)
-        .description("Logs three info messages 50 ms apart, then answers."),
-    Tool::new("test_logging_tool", logging_tool)
-        .description("Logs one info message, then answers."),
-    Tool::new("test_trigger_tool_change", trigger_tool_change)
-        .description("Turns a spare plugin in the served folder on or off, so that the tool list changes."),
-    Tool::new("test_tool_with_progress", tool_with_progress)
-        .description("Reports progress 0, 50 and 100 of 100, 50 ms apart, then answers."),
-    Tool::new("test_error_handling", error_handling)
-        .description("Always fails with a tool execution error."),
-    Tool::new("json_schema_2020_12_tool", json_schema_tool)
-        .description("Tool with JSON Schema 2020-12 features"),
-    Tool::new("test_custom_header", custom_header)
-        .description("Echoes its region, which clients mirror into the Mcp-Param-Region header."),
-    Tool::new("test_sampling", sampling)
-        .description("Asks the client's model to answer the prompt (sampling), then returns its reply."),
-    Tool::new("test_elicitation", elicitation)
-        .description("Asks the user for a username and an email (elicitation), then returns the answer."),
-    Tool::new("test_elicitation_sep1034_defaults", elicitation_defaults)
-        .description("Asks the user a form whose every field has a default (SEP-1034)."),
-    Tool::new("test_elicitation_sep1330_enums", elicitation_enums)
-        .description("Asks the user a form with every kind of choice (SEP-1330)."),
-    Tool::new("test_input_required_result_elicitation", input_required_elicitation)
+/// The fixture's tools, as its store says: every scenario's, and
+/// `test_added_tool` while `test_trigger_tool_change` has it listed.
+fn tools() -> Vec<Tool> {
+    let mut tools = vec![
+        Tool::new("test_simple_text", simple_text).description("Returns a simple text response."),
+        Tool::new("test_image_content", image_content).description("Returns a 1x1 PNG image."),
+        Tool::new("test_audio_content", audio_content)
+            .description("Returns a tenth of a second of silent WAV audio."),
+        Tool::new("test_embedded_resource", embedded_resource)
+            .description("Returns an embedded text resource."),
+        Tool::new("test_multiple_content_types", multiple_content_types)
+            .description("Returns text, an image and an embedded resource."),
+        Tool::new("test_tool_with_logging", tool_with_logging)
+            .description("Logs three info messages 50 ms apart, then answers."),
+        Tool::new("test_logging_tool", logging_tool)
+            .description("Logs one info message, then answers."),
+        Tool::new("test_trigger_tool_change", trigger_tool_change).description(
+            "Adds test_added_tool to the tool list, or takes it away: the list changes.",
+        ),
+        Tool::new("test_tool_with_progress", tool_with_progress)
+            .description("Reports progress 0, 50 and 100 of 100, 50 ms apart, then answers."),
+        Tool::new("test_error_handling", error_handling)
+            .description("Always fails with a tool execution error."),
+        Tool::new("json_schema_2020_12_tool", json_schema_tool)
+            .description("Tool with JSON Schema 2020-12 features"),
+        Tool::new("test_custom_header", custom_header).description(
+            "Echoes its region, which clients mirror into the Mcp-Param-Region header.",
+        ),
+        Tool::new("test_sampling", sampling).description(
+            "Asks the client's model to answer the prompt (sampling), then returns its reply.",
+        ),
+        Tool::new("test_elicitation", elicitation).description(
+            "Asks the user for a username and an email (elicitation), then returns the answer.",
+        ),
+        Tool::new("test_elicitation_sep1034_defaults", elicitation_defaults)
+            .description("Asks the user a form whose every field has a default (SEP-1034)."),
+        Tool::new("test_elicitation_sep1330_enums", elicitation_enums)
+            .description("Asks the user a form with every kind of choice (SEP-1330)."),
+        Tool::new(
+            "test_input_required_result_elicitation",
+            input_required_elicitation,
+        )
         .description("Asks the user's name under the key user_name, then greets them."),
-    Tool::new("test_input_required_result_sampling", input_required_sampling)
-        .description("Asks the client's model the capital of France under the key capital_question."),
-    Tool::new("test_input_required_result_list_roots", input_required_list_roots)
+        Tool::new(
+            "test_input_required_result_sampling",
+            input_required_sampling,
+        )
+        .description(
+            "Asks the client's model the capital of France under the key capital_question.",
+        ),
+        Tool::new(
+            "test_input_required_result_list_roots",
+            input_required_list_roots,
+        )
         .description("Asks the client's roots under the key client_roots, then lists them."),
-    Tool::new("test_input_required_result_request_state", input_required_request_state)
-        .description("Asks for a confirmation under the key confirm; answers state-ok once confirmed."),
-    Tool::new("test_input_required_result_multiple_inputs", input_required_multiple_inputs)
+        Tool::new(
+            "test_input_required_result_request_state",
+            input_required_request_state,
+        )
+        .description(
+            "Asks for a confirmation under the key confirm; answers state-ok once confirmed.",
+        ),
+        Tool::new(
+            "test_input_required_result_multiple_inputs",
+            input_required_multiple_inputs,
+        )
         .description("Asks a name, a greeting from the model and the roots in one round."),
-    Tool::new("test_input_required_result_multi_round", input_required_multi_round)
+        Tool::new(
+            "test_input_required_result_multi_round",
+            input_required_multi_round,
+        )
         .description("Asks a name (step1), then a favorite color (step2): two rounds."),
-    Tool::new("test_input_required_result_tampered_state", input_required_tampered_state)
-        .description("Asks for a confirmation under the key confirm, for the tampered-state check."),
-    Tool::new("test_input_required_result_capabilities", input_required_capabilities)
-        .description("Asks only what the client declared: sampling, elicitation and roots as available."),
-    Tool::new("test_missing_capability", missing_capability)
-        .description("Asks the client's model without checking that the client declared sampling."),
-    Tool::new("test_streaming_elicitation", streaming_elicitation)
-        .description("Asks the user a question (elicitation)."),
+        Tool::new(
+            "test_input_required_result_tampered_state",
+            input_required_tampered_state,
+        )
+        .description(
+            "Asks for a confirmation under the key confirm, for the tampered-state check.",
+        ),
+        Tool::new(
+            "test_input_required_result_capabilities",
+            input_required_capabilities,
+        )
+        .description(
+            "Asks only what the client declared: sampling, elicitation and roots as available.",
+        ),
+        Tool::new("test_missing_capability", missing_capability).description(
+            "Asks the client's model without checking that the client declared sampling.",
+        ),
+        Tool::new("test_streaming_elicitation", streaming_elicitation)
+            .description("Asks the user a question (elicitation)."),
+    ];
+    if added_tool_listed() {
+        tools.push(
+            Tool::new("test_added_tool", added_tool)
+                .description("Listed or not, as test_trigger_tool_change last left it."),
+        );
+    }
+    tools
 }
+
+plugin!(tools = tools);
