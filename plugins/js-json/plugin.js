@@ -5,7 +5,7 @@
 // This file is the WIT glue: it describes the tools (`tools.list`) and runs
 // them (`tools.call`). The tools themselves are in json-tools.js.
 
-import { log } from 'corral:plugin/host@0.2.0';
+import { log } from 'corral:plugin/host@0.3.0';
 import { ToolError, jsonQuery, jsonDiff, jsonFormat, jsonToCsv, QUERY_LIMIT, DIFF_LIMIT } from './json-tools.js';
 
 const jsonText = (what) => ({ type: 'string', description: `${what}, as JSON text.` });

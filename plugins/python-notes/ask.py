@@ -1,6 +1,6 @@
 """Asking the client from Python: thin helpers over the bindings that
 componentize-py generates for the contract's `client` interface
-(corral:plugin/client@0.2.0). notes.py calls them through `Asker`.
+(corral:plugin/client, new in contract 0.2.0). notes.py calls them through `Asker`.
 
 WIT maps to Python like this: a record is a dataclass (`InputRequest(key=...,
 request=...)`), a variant case is a class named `Variant_Case` with a `value`

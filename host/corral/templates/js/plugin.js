@@ -2,7 +2,7 @@
 // component by componentize-js (./build). This module speaks the plugin
 // contract (wit/plugin.wit, world `plugin`); the tool itself is in tool.js.
 
-import { log } from 'corral:plugin/host@0.2.0';
+import { log } from 'corral:plugin/host@0.3.0';
 import { ToolFailure, greet } from './tool.js';
 
 const TOOL_NAME = '{{name}}';
