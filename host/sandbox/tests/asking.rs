@@ -2,9 +2,11 @@
 //! loaded through the sandbox in process with a scripted fake [`Client`]:
 //! what the client receives, what the plugin gets back, and how a call
 //! ends when the client fails, never answers, or will answer later. Also:
-//! a plugin of contract 0.1.0 still loads and runs.
+//! plugins of contracts 0.1.0 and 0.2.0 still load and run (the asker, built
+//! with the SDK, targets 0.3.0).
 //!
-//! The fixtures (`tests/plugins/asker`, `tests/plugins/contract-v0-1`) are
+//! The fixtures (`tests/plugins/asker`, `tests/plugins/contract-v0-1`,
+//! `tests/plugins/contract-v0-2`) are
 //! built for wasm32-wasip2 once per test binary, as `plugins/build` builds
 //! them.
 
@@ -48,7 +50,7 @@ fn fixture(crate_name: &str) -> PathBuf {
         let status = Command::new(cargo)
             .current_dir(repo_root())
             .args(["build", "--profile", "plugin", "--target", "wasm32-wasip2"])
-            .args(["-p", "asker", "-p", "contract-v0-1"])
+            .args(["-p", "asker", "-p", "contract-v0-1", "-p", "contract-v0-2"])
             .status()
             .expect("running cargo build for the fixtures");
         assert!(status.success(), "building the fixtures failed");
@@ -228,7 +230,7 @@ fn accept(content: Value) -> Value {
 async fn an_accepted_form_reaches_the_plugin_and_the_client_gets_mcp_params() {
     let dir = asker_folder(None);
     let plugin = load(dir.path()).await;
-    assert_eq!(plugin.contract(), Contract::V0_2);
+    assert_eq!(plugin.contract(), Contract::V0_3);
     let client = FakeClient::new(vec![Reply::Answer(vec![accept(json!({"name": "Alice"}))])]);
     let (output, _) = call(&plugin, "elicit", Some(client.clone())).await;
     assert!(!output.is_error, "{}", text(&output));
@@ -616,11 +618,11 @@ async fn inspect_names_the_contract_and_the_client_import() {
     let inspection = inspect(&sandbox, &dir.path().join("asker.wasm"))
         .await
         .unwrap();
-    assert_eq!(inspection.contract, Ok(Contract::V0_2));
+    assert_eq!(inspection.contract, Ok(Contract::V0_3));
     let client = inspection
         .imports
         .iter()
-        .find(|(name, _)| name == "corral:plugin/client@0.2.0")
+        .find(|(name, _)| name == "corral:plugin/client@0.3.0")
         .expect("the client import is listed");
     assert!(matches!(client.1, Verdict::Provided(_)));
     assert!(inspection.tools.is_ok());
@@ -654,4 +656,33 @@ async fn a_plugin_of_contract_0_1_still_loads_and_runs() {
         .await;
     assert!(!output.is_error);
     assert!(matches!(&output.content[0], Content::Text { text, .. } if text == r#"{"x":1}"#));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_of_contract_0_2_still_loads_runs_and_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("older.wasm");
+    std::fs::copy(fixture("contract-v0-2"), &path).unwrap();
+    let sandbox = Sandbox::new(SandboxOptions::default()).unwrap();
+    let inspection = inspect(&sandbox, &path).await.unwrap();
+    assert_eq!(inspection.contract, Ok(Contract::V0_2));
+    assert!(
+        inspection
+            .imports
+            .iter()
+            .all(|(name, verdict)| !name.starts_with("corral:plugin/")
+                || name.ends_with("@0.2.0") && verdict.allowed())
+    );
+    let plugin = Plugin::load(&sandbox, &path).await.unwrap();
+    assert_eq!(plugin.contract(), Contract::V0_2);
+    let mut arguments = Map::new();
+    arguments.insert("x".into(), json!(1));
+    // Its `client.capabilities` is 0.2.0's, answered as before.
+    let output = plugin
+        .call(0, "echo2", arguments, CallContext::default())
+        .await;
+    assert!(!output.is_error);
+    assert!(
+        matches!(&output.content[0], Content::Text { text, .. } if text == r#"{"x":1} (sampling: false)"#)
+    );
 }
