@@ -37,7 +37,7 @@ const SIMPLE_SIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
 const SIGNATURE_ANNOTATION: &str = "dev.cosignproject.cosign/signature";
 const TITLE_ANNOTATION: &str = "org.opencontainers.image.title";
 const PLUGIN_MANIFEST_ANNOTATION: &str = "dev.corral.plugin.manifest";
-const CONTRACT_EXPORT: &str = "corral:plugin/tools@0.2.0";
+const CONTRACT_EXPORT: &str = "corral:plugin/tools@0.3.0";
 
 /// The password of every key the tests make (COSIGN_PASSWORD).
 const PASSWORD: &str = "correct horse battery";
