@@ -11,8 +11,10 @@
 //! its own name). The `tools` records of each version (identical, but
 //! generated apart because they are exports) are converted to the 0.1.0
 //! ones here, so that the rest of the sandbox (metadata and output checks)
-//! sees one type whichever version a plugin targets. A version adds to its
-//! `host` interface only, so far: 0.3.0's `tools-changed`.
+//! sees one type whichever version a plugin targets. So far each version
+//! only added imports (0.2.0 `client`, 0.3.0 `host.tools-changed`); an
+//! export added to 0.3.0 before its release (resources, prompts) gets its
+//! calls on [`PluginPre::V0_3`] only.
 //!
 //! Exports are called asynchronously so that a call can be timed out or
 //! cancelled by dropping its future (the store yields at every epoch tick).
@@ -46,7 +48,8 @@ pub mod v0_2 {
     });
 }
 
-/// Contract 0.3.0: 0.2.0 plus `host.tools-changed`.
+/// Contract 0.3.0: 0.2.0 plus `host.tools-changed` (unreleased: it may
+/// still grow).
 pub mod v0_3 {
     wasmtime::component::bindgen!({
         world: "plugin",
