@@ -6,7 +6,11 @@
 // (toolchain/componentize.mjs, compiled into corral from this file) that
 // their ./build uses the same way.
 //
-// Usage: node componentize.mjs WIT_DIR ENTRY.js OUT.wasm
+// Usage: node componentize.mjs WIT_DIR ENTRY.js OUT.wasm [WORLD]
+//
+// WORLD is `plugin` (the default) or `plugin-with-state`, which adds the
+// wasi:keyvalue imports for a plugin whose manifest grants [state]
+// (wit/plugin-with-state.wit).
 //
 // Console output (the engine's `stdio` feature) stays on: without it an
 // uncaught error's message and stack are lost and the call fails with a bare
@@ -17,27 +21,36 @@
 // the manifest grants one. Every other optional feature is disabled:
 // Math.random/crypto, the monotonic clock, fetch and the HTTP handler (whose
 // wasi:http import needs a grant). The build fails if the plugin's own source
-// imports anything but corral:plugin/*.
+// imports anything but corral:plugin/* (and wasi:keyvalue/* for
+// plugin-with-state).
 
 import { componentize } from '@bytecodealliance/componentize-js';
 import { writeFile } from 'node:fs/promises';
 
-const [witPath, sourcePath, outPath] = process.argv.slice(2);
-if (!outPath) {
-  console.error('usage: node componentize.mjs WIT_DIR ENTRY.js OUT.wasm');
+const [witPath, sourcePath, outPath, worldName = 'plugin'] = process.argv.slice(2);
+// What each world lets the plugin's source import.
+const allowed = {
+  plugin: ['corral:plugin/'],
+  'plugin-with-state': ['corral:plugin/', 'wasi:keyvalue/'],
+}[worldName];
+if (!outPath || !allowed) {
+  console.error('usage: node componentize.mjs WIT_DIR ENTRY.js OUT.wasm [plugin|plugin-with-state]');
   process.exit(2);
 }
 
 const { component, imports } = await componentize({
   sourcePath,
   witPath,
-  worldName: 'plugin',
+  worldName,
   disableFeatures: ['random', 'clocks', 'http', 'fetch-event'],
 });
 
-const unexpected = imports.map(([iface]) => iface).filter((iface) => !iface.startsWith('corral:plugin/'));
+const unexpected = imports
+  .map(([iface]) => iface)
+  .filter((iface) => !allowed.some((prefix) => iface.startsWith(prefix)));
 if (unexpected.length > 0) {
-  console.error(`componentize: ${sourcePath} imports ${[...new Set(unexpected)].join(', ')}; only corral:plugin/* is allowed`);
+  const may = allowed.map((prefix) => `${prefix}*`).join(' and ');
+  console.error(`componentize: ${sourcePath} imports ${[...new Set(unexpected)].join(', ')}; world ${worldName} allows only ${may}`);
   process.exit(1);
 }
 await writeFile(outPath, component);
