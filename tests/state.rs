@@ -506,3 +506,296 @@ fn rediss_works_with_a_trusted_certificate_and_names_the_store_without() {
         "{result}"
     );
 }
+
+// ---------------------------------------------- Python and JavaScript
+
+/// A Python or JavaScript example that keeps state, with the manifest its
+/// build copied beside it (`target/plugins/NAME.toml`, from
+/// `plugins/NAME/NAME.toml`): the grant it ships with.
+fn example_with_manifest(name: &str) -> (PathBuf, String) {
+    let wasm = example(name);
+    let manifest = wasm.with_extension("toml");
+    let text = std::fs::read_to_string(&manifest)
+        .unwrap_or_else(|err| panic!("{}: {err} (the build copies it)", manifest.display()));
+    assert!(text.contains("[state]"), "{text}");
+    (wasm, text)
+}
+
+/// How long a server may take to load the Python (19 MB) and JavaScript
+/// (12 MB) examples: with a cold compile cache on a 2-core machine, each
+/// compiles for 20-45 s, and other suites compile at the same time.
+const LOAD_BOUND: Duration = Duration::from_secs(300);
+
+/// Serves `setup` and waits until every plugin has loaded (the first
+/// `tools/list` is answered once they have); returns the server and the
+/// names of the tools it lists.
+fn serve_loaded(setup: &Setup) -> (Server, Vec<String>) {
+    let mut server = setup.serve();
+    let id = server.send_request("tools/list", json!({}));
+    let response = server.response_within(&id, LOAD_BOUND);
+    let names = response["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("tools/list failed: {response}"))
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap().to_string())
+        .collect();
+    (server, names)
+}
+
+/// A successful call's structured content.
+fn structured(result: &Value) -> &Value {
+    assert_eq!(result["isError"], false, "{result}");
+    &result["structuredContent"]
+}
+
+/// A failed call's message.
+fn refusal(result: &Value) -> &str {
+    assert_eq!(result["isError"], true, "{result}");
+    first_text(result)
+}
+
+/// The Python example (a to-do list: store, atomics, batch) and the
+/// JavaScript one (memos: store, batch), both built against the world
+/// `plugin-with-state`, keep what they stored across calls and across a
+/// server restart, and `corral state` sees it under each plugin's name.
+#[test]
+fn python_and_javascript_examples_keep_state_across_calls_and_restarts() {
+    let (todo, todo_grant) = example_with_manifest("python-todo");
+    let (memo, memo_grant) = example_with_manifest("js-memo");
+    let setup = Setup::new(&[
+        ("python-todo", &todo, Some(&todo_grant)),
+        ("js-memo", &memo, Some(&memo_grant)),
+    ]);
+    let (mut server, names) = serve_loaded(&setup);
+    for tool in [
+        "todo_add",
+        "todo_list",
+        "todo_done",
+        "memo_save",
+        "memo_recall",
+    ] {
+        assert!(names.iter().any(|name| name == tool), "{tool}: {names:?}");
+    }
+
+    let milk = server.call("todo_add", json!({"text": "buy milk", "priority": "high"}));
+    assert_eq!(structured(&milk)["id"], 1);
+    assert_eq!(first_text(&milk), "Added #1 [ ] (high) buy milk");
+    server.call("todo_add", json!({"text": "call the bank"}));
+    assert_eq!(
+        first_text(&server.call("todo_done", json!({"id": 1}))),
+        "Done: #1 [x] (high) buy milk"
+    );
+    let saved = server.call(
+        "memo_save",
+        json!({"name": "user/units", "value": {"length": "km", "weight": "kg"}}),
+    );
+    assert_eq!(first_text(&saved), "Saved \"user/units\".");
+    drop(server);
+
+    let (mut server, _) = serve_loaded(&setup);
+    let listed = server.call("todo_list", json!({"include_done": true}));
+    assert_eq!(
+        first_text(&listed),
+        "#2 [ ] call the bank\n#1 [x] (high) buy milk"
+    );
+    assert_eq!(structured(&listed)["items"][1]["done"], true);
+    let recalled = server.call("memo_recall", json!({"name": "user/units"}));
+    assert_eq!(
+        structured(&recalled)["value"],
+        json!({"length": "km", "weight": "kg"})
+    );
+    // Ids come from the store's atomic increment: twenty adds at once, each
+    // in its own instance, get twenty different ids, none reused.
+    let ids: Vec<Value> = (0..20)
+        .map(|i| {
+            server.send_request(
+                "tools/call",
+                json!({"name": "todo_add", "arguments": {"text": format!("task {i}")}}),
+            )
+        })
+        .collect();
+    let mut given: Vec<u64> = server
+        .responses_to(&ids)
+        .iter()
+        .map(|response| structured(&response["result"])["id"].as_u64().unwrap())
+        .collect();
+    given.sort_unstable();
+    assert_eq!(given, (3..=22).collect::<Vec<_>>());
+    drop(server);
+
+    let output = setup.corral(&["state", "list", "{dir}"]);
+    let listed = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{output:?}");
+    // 22 items and the id counter; one memo.
+    assert!(
+        listed.contains("python-todo  23 keys") && listed.contains("js-memo  1 keys"),
+        "{listed}"
+    );
+    let output = setup.corral(&["state", "get", "{dir}", "js-memo", "memo/user/units"]);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&output.stdout).unwrap(),
+        json!({"length": "km", "weight": "kg"})
+    );
+}
+
+/// Built against `plugin-with-state`, a component imports `wasi:keyvalue`
+/// whether or not it calls it: without the grant, the import gate refuses
+/// it at load, and the plugins beside it still load.
+#[test]
+fn python_and_javascript_examples_without_their_grant_are_refused_at_load() {
+    let setup = Setup::new(&[
+        ("python-todo", &example("python-todo"), None),
+        ("js-memo", &example("js-memo"), None),
+        ("tally", &example("tally"), Some(TALLY)),
+    ]);
+    let output = setup.corral(&["list", "{dir}"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    for plugin in ["python-todo", "js-memo"] {
+        let line = stderr
+            .lines()
+            .find(|line| {
+                line.contains("skipping plugin") && line.contains(&format!("{plugin}.wasm"))
+            })
+            .unwrap_or_else(|| panic!("{plugin} not refused:\n{stderr}"));
+        assert!(
+            line.contains("imports `wasi:keyvalue/store@0.2.0-draft`, which needs a grant in its manifest: [state] buckets = [\"default\"]"),
+            "{line}"
+        );
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("tally_add"), "{stdout}");
+    assert!(
+        !stdout.contains("todo_add") && !stdout.contains("memo_save"),
+        "{stdout}"
+    );
+}
+
+/// Two copies of the JavaScript example and the Python one all open the
+/// bucket `default`: each sees only its own keys, because the namespace is
+/// the plugin's name, never the bucket's.
+#[test]
+fn python_and_javascript_plugins_opening_the_same_bucket_never_share_keys() {
+    let (memo, memo_grant) = example_with_manifest("js-memo");
+    let (todo, todo_grant) = example_with_manifest("python-todo");
+    let setup = Setup::new(&[
+        ("js-memo", &memo, Some(&memo_grant)),
+        ("notes", &memo, Some(&memo_grant)),
+        ("python-todo", &todo, Some(&todo_grant)),
+    ]);
+    let (mut server, names) = serve_loaded(&setup);
+    // The copies' tools collide, so each is served as <plugin>_<tool>.
+    assert!(
+        names.contains(&"js-memo_memo_save".to_string())
+            && names.contains(&"notes_memo_save".to_string()),
+        "{names:?}"
+    );
+    structured(&server.call("js-memo_memo_save", json!({"name": "k", "value": "mine"})));
+    structured(&server.call("notes_memo_save", json!({"name": "k", "value": "theirs"})));
+    structured(&server.call("notes_memo_save", json!({"name": "only-notes", "value": 1})));
+    structured(&server.call("todo_add", json!({"text": "k"})));
+
+    let mine = server.call("js-memo_memo_recall", json!({"name": "k"}));
+    assert_eq!(structured(&mine)["value"], "mine");
+    let theirs = server.call("notes_memo_recall", json!({"name": "k"}));
+    assert_eq!(structured(&theirs)["value"], "theirs");
+    let missing = server.call("js-memo_memo_recall", json!({"name": "only-notes"}));
+    assert!(refusal(&missing).contains("no memo named \"only-notes\""));
+    let listed = server.call("js-memo_memo_list", json!({}));
+    assert_eq!(
+        structured(&listed),
+        &json!({"total": 1, "memos": [{"name": "k", "value": "mine"}]})
+    );
+
+    // Clearing every memo of one copy leaves the other's, and the to-do list.
+    let cleared = server.call("notes_memo_clear", json!({"prefix": ""}));
+    assert_eq!(structured(&cleared)["removed"], 2);
+    let mine = server.call("js-memo_memo_recall", json!({"name": "k"}));
+    assert_eq!(structured(&mine)["value"], "mine");
+    let todos = server.call("todo_list", json!({}));
+    assert_eq!(first_text(&todos), "#1 [ ] k");
+}
+
+/// When the store refuses (here the quota), the Python and JavaScript
+/// examples hand the host's message to the model as a tool error, and what
+/// they stored before is intact.
+#[test]
+fn python_and_javascript_examples_report_the_stores_refusals() {
+    let small = "[state]\nbuckets = [\"default\"]\nquota = \"1 KiB\"\n";
+    let setup = Setup::new(&[
+        ("python-todo", &example("python-todo"), Some(small)),
+        ("js-memo", &example("js-memo"), Some(small)),
+    ]);
+    let (mut server, _) = serve_loaded(&setup);
+    let long = "x".repeat(450);
+    structured(&server.call("todo_add", json!({"text": "keep me"})));
+    let mut refused = None;
+    for _ in 0..3 {
+        let result = server.call("todo_add", json!({"text": long}));
+        if result["isError"] == true {
+            refused = Some(refusal(&result).to_string());
+            break;
+        }
+    }
+    let refused = refused.expect("a 1 KiB quota holds fewer than three 450-byte items");
+    assert!(
+        refused.starts_with("the store refused: state quota of 1 KiB exceeded")
+            && refused.contains("[state] quota"),
+        "{refused}"
+    );
+    let listed = server.call("todo_list", json!({}));
+    assert!(
+        first_text(&listed).starts_with("#1 [ ] keep me"),
+        "{listed}"
+    );
+
+    structured(&server.call("memo_save", json!({"name": "keep", "value": "me"})));
+    let big = server.call(
+        "memo_save",
+        json!({"name": "big", "value": "y".repeat(2000)}),
+    );
+    let message = refusal(&big);
+    assert!(
+        message.starts_with("the store refused: state quota of 1 KiB exceeded")
+            && message.contains("nothing was written"),
+        "{message}"
+    );
+    let kept = server.call("memo_recall", json!({"name": "keep"}));
+    assert_eq!(structured(&kept)["value"], "me");
+}
+
+/// The examples' own unit tests (their logic, with a dictionary or a Map for
+/// a store), run with the machine's python3 and node as `corral new`
+/// projects' ./test runs theirs. -B: no __pycache__ in the source tree.
+#[test]
+fn python_and_javascript_examples_unit_tests_pass() {
+    let root = support::repo_root();
+    for (program, args) in [
+        (
+            "python3",
+            &[
+                "-B",
+                "-m",
+                "unittest",
+                "discover",
+                "-s",
+                "plugins/python-todo",
+                "-p",
+                "test_*.py",
+            ][..],
+        ),
+        ("node", &["--test", "plugins/js-memo/memo.test.js"][..]),
+    ] {
+        let output = Command::new(program)
+            .args(args)
+            .current_dir(&root)
+            .output()
+            .unwrap_or_else(|err| panic!("{program}: {err}"));
+        assert!(
+            output.status.success(),
+            "{program} {args:?}:\n{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
