@@ -12,7 +12,8 @@
 //! with other builds running. C builds in a second;
 //! Python and JavaScript in 5-10 s each, plus 10-13 s each for Corral's
 //! first compile of the component (a fresh build is new bytes, so that
-//! compile is never cached); the JavaScript test builds twice. The Rust
+//! compile is never cached); the Python test builds twice (the second time
+//! with a `[state]` grant), the JavaScript test three times. The Rust
 //! project compiles its dependencies once for wasm32-wasip2 (about 20 s) and
 //! natively for its tests (about 30 s); warm, each takes 1-2 s.
 
@@ -222,7 +223,77 @@ fn a_rust_build_without_its_sdk_prints_the_command_that_fixes_it() {
 
 #[test]
 fn python() {
-    scaffold_builds_and_serves("python", "greet-py", &[]);
+    let (_parent, project) = scaffold_builds_and_serves("python", "greet-py", &[]);
+    keeps_state(&project, "greet-py", "app.py", PYTHON_VISITS);
+}
+
+/// A Python plugin counting its calls in the store (`wasi:keyvalue`), as an
+/// author would write one in a project from `corral new python`.
+const PYTHON_VISITS: &str = r#"
+from wit_world import exports
+from wit_world.exports.tools import CallResult, Tool
+from wit_world.imports import atomics, store
+from wit_world.imports.types import Content_Text, TextContent
+
+
+class Tools(exports.Tools):
+    def list(self) -> list[Tool]:
+        return [Tool(name="visits", title=None, description="Count the calls.", input_schema='{"type": "object"}',
+                     output_schema=None, annotations=None, icons=[], task_support=None)]
+
+    def call(self, name: str, arguments: str) -> CallResult:
+        count = atomics.increment(store.open("default"), "visits", 1)
+        return CallResult(content=[Content_Text(TextContent(text=str(count), annotations=None))],
+                          structured_content=None, is_error=False)
+"#;
+
+/// The same in JavaScript, for a project from `corral new js`.
+const JS_VISITS: &str = r#"
+import { open } from 'wasi:keyvalue/store@0.2.0-draft';
+import { increment } from 'wasi:keyvalue/atomics@0.2.0-draft';
+
+export const tools = {
+  list() {
+    return [{ name: 'visits', description: 'Count the calls.', inputSchema: '{"type": "object"}', icons: [] }];
+  },
+  call() {
+    const count = increment(open('default'), 'visits', 1n);
+    return { content: [{ tag: 'text', val: { text: String(count) } }], isError: false };
+  },
+};
+"#;
+
+/// A project whose manifest (NAME.toml) grants `[state]` is built against
+/// the world `plugin-with-state`, from the WIT `corral new` wrote into it:
+/// its entry module (replaced by `source`) imports `wasi:keyvalue`, and its
+/// count survives from one `corral call` to the next.
+fn keeps_state(project: &Path, name: &str, entry: &str, source: &str) {
+    std::fs::write(project.join(entry), source).unwrap();
+    std::fs::write(
+        project.join(format!("{name}.toml")),
+        "[state]\nbuckets = [\"default\"]\n",
+    )
+    .unwrap();
+    let built = run(
+        &format!("{name} ./build (with state)"),
+        &mut script(project, "build"),
+        true,
+    );
+    let said = String::from_utf8_lossy(&built.stderr);
+    assert!(said.contains("world plugin-with-state"), "{said}");
+    let store = format!("sqlite:{}", project.join("state.sqlite").display());
+    for expected in ["1", "2"] {
+        let output = run(
+            &format!("corral call {name} visits"),
+            corral()
+                .arg("call")
+                .arg(project)
+                .args(["visits", "{}", "--state", &store]),
+            true,
+        );
+        let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(first_text(&result), expected, "{result}");
+    }
 }
 
 /// JavaScript projects keep console output on, so that an error escaping
@@ -244,6 +315,7 @@ fn javascript() {
             && text.contains("greet@tool.js:"),
         "{result}"
     );
+    keeps_state(&project, "greet-js", "plugin.js", JS_VISITS);
 }
 
 /// Its build writes the WASI adapter with `corral adapter`, from the corral

@@ -243,6 +243,14 @@ const PYTHON: &[File] = &[
     script!("python", "build"),
     script!("python", "test"),
     shared!("wit/plugin.wit", "wit/plugin.wit"),
+    // The world `./build` picks when NAME.toml grants [state], and the
+    // wasi:keyvalue package it imports (wit-parser reads a folder's
+    // dependencies from its deps/).
+    shared!("wit/plugin-with-state.wit", "wit/plugin-with-state.wit"),
+    shared!("wit/keyvalue/store.wit", "wit/deps/keyvalue/store.wit"),
+    shared!("wit/keyvalue/atomic.wit", "wit/deps/keyvalue/atomic.wit"),
+    shared!("wit/keyvalue/batch.wit", "wit/deps/keyvalue/batch.wit"),
+    shared!("wit/keyvalue/world.wit", "wit/deps/keyvalue/world.wit"),
 ];
 
 const JS: &[File] = &[
@@ -255,6 +263,12 @@ const JS: &[File] = &[
     script!("js", "build"),
     script!("js", "test"),
     shared!("wit/plugin.wit", "wit/plugin.wit"),
+    // As for Python: the world for a plugin that keeps state, and its import.
+    shared!("wit/plugin-with-state.wit", "wit/plugin-with-state.wit"),
+    shared!("wit/keyvalue/store.wit", "wit/deps/keyvalue/store.wit"),
+    shared!("wit/keyvalue/atomic.wit", "wit/deps/keyvalue/atomic.wit"),
+    shared!("wit/keyvalue/batch.wit", "wit/deps/keyvalue/batch.wit"),
+    shared!("wit/keyvalue/world.wit", "wit/deps/keyvalue/world.wit"),
     shared!("plugins/build-js.d/package.json", "toolchain/package.json"),
     shared!(
         "plugins/build-js.d/package-lock.json",
