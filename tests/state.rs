@@ -2,7 +2,9 @@
 //! SQLite file and from a real `redis-server` on loopback, driven through
 //! the real binary with the real `tally` example and the `hostile-state`
 //! fixture. Each test has its own folder and its own store (a file, or a
-//! server), and most run once on each backend.
+//! server), and most run once on each backend. The Python and JavaScript
+//! examples (`python-todo`, `js-memo`) run on SQLite: what they add is the
+//! bindings of the world `plugin-with-state`, not another backend.
 
 #[path = "support/redis.rs"]
 mod redis;
