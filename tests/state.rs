@@ -718,9 +718,9 @@ fn python_and_javascript_plugins_opening_the_same_bucket_never_share_keys() {
     assert_eq!(first_text(&todos), "#1 [ ] k");
 }
 
-/// When the store refuses (here the quota), the Python and JavaScript
-/// examples hand the host's message to the model as a tool error, and what
-/// they stored before is intact.
+/// When the store refuses (the quota, a bucket the grant does not list), the
+/// Python and JavaScript examples hand the refusal to the model as a tool
+/// error, and what they stored before is intact.
 #[test]
 fn python_and_javascript_examples_report_the_stores_refusals() {
     let small = "[state]\nbuckets = [\"default\"]\nquota = \"1 KiB\"\n";
@@ -764,6 +764,25 @@ fn python_and_javascript_examples_report_the_stores_refusals() {
     );
     let kept = server.call("memo_recall", json!({"name": "keep"}));
     assert_eq!(structured(&kept)["value"], "me");
+    drop(server);
+
+    // A grant that lists other buckets: opening `default` is access-denied.
+    let elsewhere = "[state]\nbuckets = [\"elsewhere\"]\n";
+    let setup = Setup::new(&[
+        ("python-todo", &example("python-todo"), Some(elsewhere)),
+        ("js-memo", &example("js-memo"), Some(elsewhere)),
+    ]);
+    let (mut server, _) = serve_loaded(&setup);
+    let denied = server.call("todo_list", json!({}));
+    assert_eq!(
+        refusal(&denied),
+        "the store refused access to bucket `default`; python-todo.toml must grant it"
+    );
+    let denied = server.call("memo_list", json!({}));
+    assert_eq!(
+        refusal(&denied),
+        "the store refused access to bucket \"default\"; js-memo.toml must grant it"
+    );
 }
 
 /// The examples' own unit tests (their logic, with a dictionary or a Map for
