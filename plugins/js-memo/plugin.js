@@ -16,7 +16,7 @@
 // wasi:keyvalue imports to `plugin`. This file is the WIT glue; the memo
 // logic is in memo.js.
 
-import { log } from 'corral:plugin/host@0.2.0';
+import { log } from 'corral:plugin/host@0.3.0';
 import { open } from 'wasi:keyvalue/store@0.2.0-draft';
 import { getMany, deleteMany } from 'wasi:keyvalue/batch@0.2.0-draft';
 import { MemoError, MAX_NAME, LIST_LIMIT, save, recall, list, forget, clear, preview } from './memo.js';
