@@ -820,3 +820,47 @@ fn python_and_javascript_examples_unit_tests_pass() {
         );
     }
 }
+
+/// Time in the store counts against the call's timeout: a Redis that
+/// stops answering (SIGSTOP) makes a state call time out as any slow call
+/// does, while other tools keep answering; the store works again once
+/// Redis does.
+#[test]
+fn a_frozen_redis_costs_a_call_its_timeout_and_no_more() {
+    let manifest = "[state]\nbuckets = [\"default\"]\n\n[limits]\ntimeout = \"1 s\"\n";
+    let setup = Setup::on(
+        Backend::Redis,
+        &[
+            ("tally", &example("tally"), Some(manifest)),
+            ("calc", &example("calc"), None),
+        ],
+    );
+    let mut server = setup.serve();
+    assert_eq!(total(&server.call("tally_add", json!({"key": "k"}))), 1);
+    let Store::Redis(redis) = &setup.store else {
+        unreachable!("a Redis setup")
+    };
+    redis.pause();
+    let started = Instant::now();
+    let id = server.send_request(
+        "tools/call",
+        json!({"name": "tally_add", "arguments": {"key": "k"}}),
+    );
+    assert_eq!(
+        first_text(&server.call("add", json!({"a": 2, "b": 2}))),
+        "4"
+    );
+    let response = server.response_to(&id);
+    let waited = started.elapsed();
+    redis.resume();
+    assert_eq!(response["result"]["isError"], true, "{response}");
+    assert!(
+        first_text(&response["result"]).contains("timed out after 1 s"),
+        "{response}"
+    );
+    assert!(waited < Duration::from_secs(5), "answered after {waited:?}");
+    // The call that timed out may have counted once Redis woke up; the
+    // next one counts on from whatever is there.
+    let after = total(&server.call("tally_add", json!({"key": "k"})));
+    assert!((2..=3).contains(&after), "{after}");
+}

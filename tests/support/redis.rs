@@ -83,6 +83,24 @@ impl RedisServer {
         let _ = self.child.wait();
     }
 
+    /// Freezes the server (SIGSTOP): connections stay open, and nothing
+    /// is answered until [`RedisServer::resume`].
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
     /// A new, empty server where this one was.
     pub fn restart(&mut self) {
         self.stop();
