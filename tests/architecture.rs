@@ -72,6 +72,15 @@ fn the_protocol_knows_nothing_of_webassembly() {
     );
 }
 
+/// Plugins' state is the sandbox's side of the house: the protocol and
+/// distribution never reach a store.
+#[test]
+fn only_the_sandbox_keeps_plugins_state() {
+    for package in ["corral-mcp", "corral-registry", "corral-tool"] {
+        assert_lacks(package, &[], &["rusqlite", "redis"]);
+    }
+}
+
 #[test]
 fn the_sandbox_knows_nothing_of_the_protocol() {
     assert_lacks(
