@@ -175,7 +175,10 @@ fn an_infinite_loop_exhausts_its_fuel() {
     let mut server = serve(dir.path());
     let started = Instant::now();
     let result = server.call("spin", json!({}));
-    assert_tool_error(&result, "fuel budget of 100,000,000 exhausted");
+    assert_tool_error(
+        &result,
+        "fuel budget of 100,000,000 exhausted (a call that needs more: raise [limits] fuel",
+    );
     assert!(
         started.elapsed() < Duration::from_secs(10),
         "100,000,000 fuel took {:?}",
@@ -193,7 +196,10 @@ fn an_infinite_loop_times_out() {
     let started = Instant::now();
     let result = server.call("spin", json!({}));
     let elapsed = started.elapsed();
-    assert_tool_error(&result, "timed out after 1 s");
+    assert_tool_error(
+        &result,
+        "timed out after 1 s (a call that needs longer: raise [limits] timeout",
+    );
     assert!(
         elapsed >= Duration::from_millis(900) && elapsed < Duration::from_secs(5),
         "a 1 s timeout took {elapsed:?}"
@@ -223,7 +229,10 @@ fn a_memory_bomb_hits_the_memory_limit_and_host_memory_stays_bounded() {
     let rss_after = server.rss_bytes();
     stop.store(true, Ordering::Relaxed);
     let rss_peak = sampler.join().unwrap().max(rss_after);
-    assert_tool_error(&result, "memory limit 32 MiB reached");
+    assert_tool_error(
+        &result,
+        "memory limit 32 MiB reached (a call that needs more: raise [limits] memory",
+    );
     let bound = (32 + 100) * MIB;
     assert!(
         rss_after < bound,

@@ -126,13 +126,23 @@ impl Failure {
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Failure::FuelExhausted { budget } => {
-                write!(f, "fuel budget of {} exhausted", group_digits(*budget))
-            }
-            Failure::MemoryLimit { bytes } => {
-                write!(f, "memory limit {} reached", human_bytes(*bytes))
-            }
-            Failure::TimedOut { after } => write!(f, "timed out after {}", human_duration(*after)),
+            // Each limit names the manifest key that raises it: the
+            // author's fix when the work is legitimate.
+            Failure::FuelExhausted { budget } => write!(
+                f,
+                "fuel budget of {} exhausted (a call that needs more: raise [limits] fuel in the plugin's manifest)",
+                group_digits(*budget)
+            ),
+            Failure::MemoryLimit { bytes } => write!(
+                f,
+                "memory limit {} reached (a call that needs more: raise [limits] memory in the plugin's manifest)",
+                human_bytes(*bytes)
+            ),
+            Failure::TimedOut { after } => write!(
+                f,
+                "timed out after {} (a call that needs longer: raise [limits] timeout in the plugin's manifest)",
+                human_duration(*after)
+            ),
             Failure::StackOverflow => f.write_str("stack overflow (call stack exhausted)"),
             Failure::InputRequired { .. } => InputRequired.fmt(f),
             Failure::Trap { message, stderr } if stderr.is_empty() => {
@@ -869,18 +879,18 @@ mod tests {
                 budget: 1_000_000_000
             }
             .to_string(),
-            "fuel budget of 1,000,000,000 exhausted"
+            "fuel budget of 1,000,000,000 exhausted (a call that needs more: raise [limits] fuel in the plugin's manifest)"
         );
         assert_eq!(
             Failure::MemoryLimit { bytes: 64 << 20 }.to_string(),
-            "memory limit 64 MiB reached"
+            "memory limit 64 MiB reached (a call that needs more: raise [limits] memory in the plugin's manifest)"
         );
         assert_eq!(
             Failure::TimedOut {
                 after: Duration::from_secs(10)
             }
             .to_string(),
-            "timed out after 10 s"
+            "timed out after 10 s (a call that needs longer: raise [limits] timeout in the plugin's manifest)"
         );
     }
 }
