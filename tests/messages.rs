@@ -78,6 +78,29 @@ fn an_unknown_tool_on_the_command_line_suggests_the_served_names() {
     );
 }
 
+/// A tool that is missing because its plugin failed to load: the error
+/// says which plugin failed and why, not only that the tool is unknown.
+#[test]
+fn an_unknown_tool_names_the_plugins_that_failed_to_load_and_why() {
+    let dir = folder_with(&[("calc.wasm", &example("calc"))]);
+    std::fs::write(dir.path().join("files.wasm"), b"\0asm\x01\0\0\0").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_corral"))
+        .args(["call", "--log-level", "off"])
+        .arg(dir.path())
+        .args(["read_file", r#"{"path": "notes.txt"}"#])
+        .env("CORRAL_CACHE_DIR", test_cache_dir())
+        .output()
+        .unwrap();
+    let text = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains(
+            "unknown tool `read_file`; it may be one of the 1 plugin(s) that failed to load:\n  files.wasm: "
+        ) && text.contains("core WebAssembly module, not a component"),
+        "{text}"
+    );
+}
+
 #[test]
 fn argument_errors_name_the_tool_as_served() {
     let dir = two_calcs();

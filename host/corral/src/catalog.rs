@@ -330,8 +330,16 @@ pub fn check_pinned(lock: &Lock, path: &Path, files: &PluginFiles) -> Result<(),
 pub struct LoadedDir {
     /// What serves.
     pub snapshot: Snapshot,
-    /// The files that failed to load (each reported with its reason).
-    pub failed: Vec<PathBuf>,
+    /// The files that failed to load (each also reported as it happened).
+    pub failed: Vec<LoadFailure>,
+}
+
+/// A plugin file that did not load, and why.
+#[derive(Debug)]
+pub struct LoadFailure {
+    pub path: PathBuf,
+    /// The error and its causes, as reported.
+    pub reason: String,
 }
 
 /// Loads every plugin in `dir` in parallel, checked against `lock` (the
@@ -351,11 +359,12 @@ pub async fn load_dir(
         match result {
             Ok(plugin) => plugins.push(Arc::new(plugin)),
             Err(err) => {
+                let reason = format!("{err:#}");
                 reports.report(
                     LogLevel::Error,
-                    format!("skipping plugin {}: {err:#}", path.display()),
+                    format!("skipping plugin {}: {reason}", path.display()),
                 );
-                failed.push(path);
+                failed.push(LoadFailure { path, reason });
             }
         }
     }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context as _, Result, bail};
 use clap::{Parser, Subcommand};
 use corral::adapter;
-use corral::catalog::{self, Catalog, Snapshot};
+use corral::catalog::{self, Catalog, LoadFailure, Snapshot};
 use corral::distribute;
 use corral::grants;
 use corral::host::FolderHost;
@@ -590,7 +590,7 @@ async fn run(command: Command, mut options: SandboxOptions, stores: Stores) -> R
         } => {
             let arguments: Map<String, Value> =
                 serde_json::from_str(&arguments).context("the arguments must be a JSON object")?;
-            let (host, _) = load(&sandbox, &dir).await?;
+            let (host, failed) = load(&sandbox, &dir).await?;
             let Ok(output) = host
                 .call(
                     &tool,
@@ -608,6 +608,13 @@ async fn run(command: Command, mut options: SandboxOptions, stores: Stores) -> R
                     [] => String::new(),
                     names => format!(" (did you mean `{}`?)", names.join("`, `")),
                 };
+                if !failed.is_empty() {
+                    bail!(
+                        "unknown tool `{tool}`{hint}; it may be one of the {} plugin(s) that failed to load:\n{}",
+                        failed.len(),
+                        why_not_loaded(&failed)
+                    );
+                }
                 bail!(
                     "unknown tool `{tool}`{hint}; `corral list {}` shows the tools",
                     dir.display()
@@ -704,7 +711,7 @@ fn failure_to_exit_code(result: Result<()>) -> ExitCode {
 
 /// The plugins of `dir`, loaded once (for `list` and `call`), and the
 /// files that failed to load.
-async fn load(sandbox: &Arc<Sandbox>, dir: &Path) -> Result<(FolderHost, Vec<PathBuf>)> {
+async fn load(sandbox: &Arc<Sandbox>, dir: &Path) -> Result<(FolderHost, Vec<LoadFailure>)> {
     if !dir.is_dir() {
         bail!("{} is not a folder", dir.display());
     }
@@ -721,17 +728,44 @@ async fn load(sandbox: &Arc<Sandbox>, dir: &Path) -> Result<(FolderHost, Vec<Pat
 }
 
 /// "a.wasm, b.wasm".
-fn file_names(paths: &[PathBuf]) -> String {
-    let names: Vec<String> = paths
+fn file_names(failed: &[LoadFailure]) -> String {
+    let names: Vec<String> = failed
         .iter()
-        .map(|path| {
-            path.file_name()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned()
-        })
+        .map(|failure| file_name(&failure.path))
         .collect();
     names.join(", ")
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The first plugins that failed to load, a line each with why (cut short:
+/// the whole reason was logged as it happened).
+fn why_not_loaded(failed: &[LoadFailure]) -> String {
+    /// The most failures shown, and of each reason's characters.
+    const SHOWN: usize = 5;
+    const REASON_CHARS: usize = 300;
+    let mut lines: Vec<String> = failed
+        .iter()
+        .take(SHOWN)
+        .map(|failure| {
+            let reason: String = failure.reason.chars().take(REASON_CHARS).collect();
+            let cut = if reason.len() < failure.reason.len() {
+                "…"
+            } else {
+                ""
+            };
+            format!("  {}: {reason}{cut}", file_name(&failure.path))
+        })
+        .collect();
+    if failed.len() > SHOWN {
+        lines.push(format!("  and {} more", failed.len() - SHOWN));
+    }
+    lines.join("\n")
 }
 
 fn print_tools(snapshot: &Snapshot, json: bool) {
