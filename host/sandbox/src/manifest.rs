@@ -39,6 +39,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -209,9 +210,8 @@ impl Manifest {
             .map_err(|(span, err)| at(Some(span), &format!("[limits] {err}")))?;
         let mut dirs = Vec::new();
         for dir in raw.dirs {
-            let span = dir.span();
-            let dir = dir.into_inner().resolve(folder, dirs_check);
-            dirs.push(dir.map_err(|err| at(Some(span), &format!("[[dirs]] {err}")))?);
+            let dir = dir.resolve(folder, dirs_check);
+            dirs.push(dir.map_err(|(span, err)| at(Some(span), &format!("[[dirs]] {err}")))?);
         }
         let (env, env_granted) = match raw.env {
             None => (Vec::new(), Vec::new()),
@@ -263,7 +263,7 @@ struct RawManifest {
     #[serde(default)]
     limits: RawLimits,
     #[serde(default)]
-    dirs: Vec<Spanned<RawDir>>,
+    dirs: Vec<RawDir>,
     env: Option<Spanned<RawEnv>>,
     http: Option<Spanned<RawHttp>>,
     state: Option<Spanned<RawState>>,
@@ -405,49 +405,66 @@ fn parse_size(what: &str, size: Size) -> Result<usize, String> {
     usize::try_from(bytes).map_err(|_| format!("{what} is too large"))
 }
 
+/// A `[[dirs]]` entry, each value with where it is, so that an error
+/// names the line of the value at fault, not of the table.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawDir {
-    host: PathBuf,
-    guest: String,
-    mode: String,
+    host: Spanned<PathBuf>,
+    guest: Spanned<String>,
+    mode: Spanned<String>,
 }
 
 impl RawDir {
-    fn resolve(self, folder: &Path, check: Dirs) -> Result<DirGrant, String> {
-        let writable = match self.mode.as_str() {
+    fn resolve(self, folder: &Path, check: Dirs) -> Result<DirGrant, (Range<usize>, String)> {
+        let (mode_span, mode) = (self.mode.span(), self.mode.into_inner());
+        let writable = match mode.as_str() {
             "ro" => false,
             "rw" => true,
-            other => return Err(format!("mode must be \"ro\" or \"rw\", not \"{other}\"")),
+            other => {
+                return Err((
+                    mode_span,
+                    format!(
+                        "mode must be \"ro\" or \"rw\", not \"{}\"",
+                        other.escape_debug()
+                    ),
+                ));
+            }
         };
-        if !self.guest.starts_with('/')
-            || self.guest.split('/').any(|part| part == "..")
-            || self.guest.chars().any(char::is_control)
+        let (guest_span, guest) = (self.guest.span(), self.guest.into_inner());
+        if !guest.starts_with('/')
+            || guest.split('/').any(|part| part == "..")
+            || guest.chars().any(char::is_control)
         {
-            return Err(format!(
-                "guest path `{}` must be absolute, without `..` or control characters",
-                self.guest.escape_debug()
+            return Err((
+                guest_span,
+                format!(
+                    "guest path `{}` must be absolute, without `..` or control characters",
+                    guest.escape_debug()
+                ),
             ));
         }
-        if self.host.to_string_lossy().chars().any(char::is_control) {
-            return Err(format!(
+        let (host_span, host) = (self.host.span(), self.host.into_inner());
+        let fault = |reason: String| Err((host_span.clone(), reason));
+        if host.to_string_lossy().chars().any(char::is_control) {
+            return fault(format!(
                 "host path `{}` has control characters",
-                self.host.display().to_string().escape_debug()
+                host.display().to_string().escape_debug()
             ));
         }
-        let host = folder.join(&self.host);
+        let host = folder.join(&host);
         let host = match host.canonicalize() {
             Ok(host) => host,
             // Shown to a person as where it would be: `..` taken out.
             Err(_) if check == Dirs::MayBeMissing => lexically_absolute(&host),
-            Err(err) => return Err(format!("host directory {}: {err}", host.display())),
+            Err(err) => return fault(format!("host directory {}: {err}", host.display())),
         };
         if check == Dirs::MustExist && !host.is_dir() {
-            return Err(format!("host path {} is not a directory", host.display()));
+            return fault(format!("host path {} is not a directory", host.display()));
         }
         Ok(DirGrant {
             host,
-            guest: self.guest,
+            guest,
             writable,
         })
     }
@@ -724,6 +741,30 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("\"ro\" or \"rw\""), "{err}");
+        // The line of the value at fault, in the second table of several.
+        let err = parse(
+            "# two grants\n[[dirs]]\nhost = \"/\"\nguest = \"/a\"\nmode = \"ro\"\n\n[[dirs]]\nhost = \"/\"\nguest = \"b\"\nmode = \"readonly\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with("/tmp/plugin.toml:10: [[dirs]] mode must be"),
+            "{err}"
+        );
+        let err = parse("[[dirs]]\nmode = \"ro\"\nguest = \"b\"\nhost = \"/\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("/tmp/plugin.toml:3: [[dirs]] guest path"),
+            "{err}"
+        );
+        let err = parse("[[dirs]]\nguest = \"/b\"\nmode = \"ro\"\nhost = \"/no/such/dir\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("/tmp/plugin.toml:4: [[dirs]] host directory"),
+            "{err}"
+        );
         let err = parse("[http]\nallow = [\"https://example.com/\"]\n")
             .unwrap_err()
             .to_string();
