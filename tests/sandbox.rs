@@ -17,7 +17,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Server, example, first_text, fixture, folder_with, proc_status_bytes, write_file};
+use support::{
+    Server, example, first_text, fixture, folder_with, proc_status_bytes, wait_for_stderr,
+    write_file,
+};
 use tempfile::TempDir;
 
 const REVISION: &str = "2025-11-25";
@@ -184,6 +187,8 @@ fn an_infinite_loop_exhausts_its_fuel() {
         "100,000,000 fuel took {:?}",
         started.elapsed()
     );
+    // The audit line counts all the fuel it burned.
+    wait_for_stderr(&server, "fuel=100000000 outcome=\"fuel-limit\"", 1);
     assert_still_serves(&mut server);
 }
 
@@ -650,6 +655,17 @@ fn a_panic_in_a_tool_is_reported_with_its_message() {
     assert_tool_error(&result, "hostile panic: boom");
     // Advice a sandboxed plugin cannot follow is left out.
     assert!(!all_text(&result).contains("RUST_BACKTRACE"), "{result}");
+    // The audit line counts the fuel it burned before the trap, not 0.
+    wait_for_stderr(&server, "outcome=\"trap\"", 1);
+    let stderr = server.stderr();
+    let fuel: u64 = stderr
+        .lines()
+        .find(|line| line.contains("outcome=\"trap\""))
+        .and_then(|line| line.split("fuel=").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|fuel| fuel.parse().ok())
+        .unwrap_or_else(|| panic!("no fuel in the audit line:\n{stderr}"));
+    assert!(fuel > 0, "the audit line says fuel={fuel}");
     assert_still_serves(&mut server);
 }
 

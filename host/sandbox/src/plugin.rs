@@ -323,7 +323,14 @@ impl Plugin {
                 tracing::warn!(plugin = %self.name, tool = %name, "call failed: {failure}");
                 let outcome = Outcome::Failed(failure.outcome());
                 let output = CallOutput::error(format!("Tool `{name}` failed: {failure}"));
-                (output, outcome, 0)
+                // What it burned before it ended, for the audit log. Not
+                // known after a timeout: the run's fiber is dropped with
+                // its fuel counters, so the store holds what ran before.
+                let fuel_used = match (&failure, &spent) {
+                    (Failure::TimedOut { .. }, _) | (_, None) => 0,
+                    (_, Some(spent)) => spent.fuel_used(limits.fuel),
+                };
+                (output, outcome, fuel_used)
             }
         };
         CallRecord {

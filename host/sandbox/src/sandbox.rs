@@ -170,6 +170,13 @@ impl Spent {
     pub fn tools_changed(&self) -> bool {
         self.store.data().tools_changed
     }
+
+    /// The fuel the call burned of the `budget` it started with: all of it
+    /// when it ran out, what it had run when it returned or trapped. Not
+    /// after a timeout: the dropped run takes its counters with it.
+    pub fn fuel_used(&self, budget: u64) -> u64 {
+        budget.saturating_sub(self.store.get_fuel().unwrap_or(0))
+    }
 }
 
 /// What a successful run returns, with what it cost.
