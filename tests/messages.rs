@@ -73,7 +73,9 @@ fn an_unknown_tool_on_the_command_line_suggests_the_served_names() {
     let text = stderr(&output);
     assert_eq!(output.status.code(), Some(2), "{text}");
     assert!(
-        text.contains("unknown tool `add` (did you mean `abacus_add`, `calc_add`?)"),
+        text.contains(
+            "unknown tool `add` (2 plugins offer a tool `add`, so each is served with its plugin's name in front: `abacus_add`, `calc_add`)"
+        ),
         "{text}"
     );
 }
@@ -98,6 +100,24 @@ fn an_unknown_tool_names_the_plugins_that_failed_to_load_and_why() {
             "unknown tool `read_file`; it may be one of the 1 plugin(s) that failed to load:\n  files.wasm: "
         ) && text.contains("core WebAssembly module, not a component"),
         "{text}"
+    );
+}
+
+/// A client that calls a tool by the name several plugins give it hears
+/// every served name and why the tools were renamed.
+#[test]
+fn a_client_calling_a_name_several_plugins_offer_hears_every_served_name() {
+    let dir = two_calcs();
+    let mut server = Server::initialized(dir.path(), "2025-06-18");
+    let response = server.request(
+        "tools/call",
+        json!({ "name": "add", "arguments": { "a": 1, "b": 2 } }),
+    );
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    assert_eq!(
+        response["error"]["message"],
+        "Unknown tool: add (2 plugins offer a tool `add`, so each is served with its plugin's name in front: `abacus_add`, `calc_add`)",
+        "{response}"
     );
 }
 

@@ -603,11 +603,7 @@ async fn run(command: Command, mut options: SandboxOptions, stores: Stores) -> R
                 .await
             else {
                 let tools = host.tools();
-                let close = corral_tool::close_names(&tool, tools.iter().map(|t| &*t.name), 3);
-                let hint = match close.as_slice() {
-                    [] => String::new(),
-                    names => format!(" (did you mean `{}`?)", names.join("`, `")),
-                };
+                let hint = corral_tool::unknown_tool_hint(&tool, tools.iter().map(|t| &*t.name));
                 if !failed.is_empty() {
                     bail!(
                         "unknown tool `{tool}`{hint}; it may be one of the {} plugin(s) that failed to load:\n{}",

@@ -1182,15 +1182,8 @@ fn decode_cursor(cursor: &str) -> Option<usize> {
 /// it, so that a model that used a plugin's own name for a renamed tool, or
 /// mistyped one, can retry with the right one.
 fn unknown_tool(name: &str, served: &[ToolDef]) -> String {
-    let close = corral_tool::close_names(name, served.iter().map(|tool| &*tool.name), 3);
-    if close.is_empty() {
-        format!("Unknown tool: {name}")
-    } else {
-        format!(
-            "Unknown tool: {name} (did you mean `{}`?)",
-            close.join("`, `")
-        )
-    }
+    let hint = corral_tool::unknown_tool_hint(name, served.iter().map(|tool| &*tool.name));
+    format!("Unknown tool: {name}{hint}")
 }
 
 #[cfg(test)]

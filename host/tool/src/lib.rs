@@ -335,6 +335,46 @@ pub fn close_names<'a>(
     close.into_iter().take(most).map(|(_, name)| name).collect()
 }
 
+/// What follows "unknown tool `name`" in its error: when several plugins
+/// offer a tool called `name`, so that each is served with its plugin's
+/// name in front, all of those names (at most 20) and why; otherwise the
+/// served names closest to it (at most 3), or nothing.
+pub fn unknown_tool_hint<'a>(name: &str, served: impl IntoIterator<Item = &'a str>) -> String {
+    const MOST_RENAMED: usize = 20;
+    let served: Vec<&str> = served.into_iter().collect();
+    let renamed: Vec<&str> = if name.is_empty() || name.len() > 128 {
+        Vec::new()
+    } else {
+        served
+            .iter()
+            .copied()
+            .filter(|candidate| {
+                candidate
+                    .strip_suffix(name)
+                    .is_some_and(|head| head.len() > 1 && head.ends_with('_'))
+            })
+            .collect()
+    };
+    if renamed.len() > 1 {
+        let mut renamed = renamed;
+        renamed.sort_unstable();
+        let count = renamed.len();
+        renamed.truncate(MOST_RENAMED);
+        let more = match count - renamed.len() {
+            0 => String::new(),
+            more => format!(" and {more} more"),
+        };
+        return format!(
+            " ({count} plugins offer a tool `{name}`, so each is served with its plugin's name in front: `{}`{more})",
+            renamed.join("`, `")
+        );
+    }
+    match close_names(name, served, 3).as_slice() {
+        [] => String::new(),
+        close => format!(" (did you mean `{}`?)", close.join("`, `")),
+    }
+}
+
 /// The Levenshtein distance between `a` and `b` (bytes), if at most `max`.
 fn edits_within(a: &str, b: &str, max: usize) -> Option<usize> {
     let (a, b) = (a.as_bytes(), b.as_bytes());
@@ -379,5 +419,23 @@ mod tests {
         assert_eq!(close_names("sha265_hash", served, 3), ["sha256_hash"]);
         assert!(close_names("weather", served, 3).is_empty());
         assert_eq!(close_names("convert", served, 1), ["calc_convert"]);
+    }
+
+    #[test]
+    fn an_unknown_name_several_plugins_offer_lists_them_all_and_why() {
+        let served = ["rs_convert", "py_convert", "js_convert", "c_convert", "add"];
+        assert_eq!(
+            unknown_tool_hint("convert", served),
+            " (4 plugins offer a tool `convert`, so each is served with its plugin's name in front: `c_convert`, `js_convert`, `py_convert`, `rs_convert`)"
+        );
+        assert_eq!(unknown_tool_hint("ad", served), " (did you mean `add`?)");
+        assert_eq!(unknown_tool_hint("weather", served), "");
+        let many: Vec<String> = (0..25).map(|i| format!("p{i:02}_convert")).collect();
+        let hint = unknown_tool_hint("convert", many.iter().map(String::as_str));
+        assert!(
+            hint.starts_with(" (25 plugins offer a tool `convert`")
+                && hint.ends_with("`p19_convert` and 5 more)"),
+            "{hint}"
+        );
     }
 }
