@@ -96,8 +96,9 @@ export function processThought(store, input) {
       if (input.thoughtNumber > input.totalThoughts) {
         input.totalThoughts = input.thoughtNumber;
       }
+      // Counted once stored: a store that refuses (its quota) leaves the count as it was.
+      store.set(thoughtKey(state.length + 1), encoder.encode(JSON.stringify(input)));
       state.length += 1;
-      store.set(thoughtKey(state.length), encoder.encode(JSON.stringify(input)));
       if (input.branchFromThought && input.branchId) {
         if (!this.branches[input.branchId]) {
           this.branches[input.branchId] = [];

@@ -76,3 +76,11 @@ test('drops unknown arguments, as zod does', () => {
 test('formats a thought for the log as the reference does, without colours', () => {
   assert.equal(formatThought(thought(1, 3)), '\n┌──────────────────┐\n│ 💭 Thought 1/3 │\n├──────────────────┤\n│ t1               │\n└──────────────────┘');
 });
+
+test('a thought the store refuses is not counted', () => {
+  const store = mapStore();
+  call(store, thought(1, 2));
+  const full = { get: store.get, set: (key, bytes) => { if (key.startsWith('thought/')) throw Object.assign(new Error('quota'), { storeError: true }); store.set(key, bytes); } };
+  assert.throws(() => call(full, thought(2, 2)), /quota/);
+  assert.equal(call(store, thought(2, 2)).structured.thoughtHistoryLength, 2);
+});
