@@ -179,6 +179,39 @@ where
     )
 }
 
+/// `list` on a later version's prepared component (`$version` names its
+/// bindings), its tools as the 0.1.0 records they are field for field.
+macro_rules! later_list {
+    ($version:ident, $pre:expr, $store:expr) => {{
+        let instance = $pre.instantiate_async(&mut *$store).await?;
+        let listed = instance
+            .corral_plugin_tools()
+            .call_list(&mut *$store)
+            .await?;
+        Ok(listed
+            .into_iter()
+            .map(|tool| tool_from!($version, tool))
+            .collect())
+    }};
+}
+
+/// `call` on a later version's prepared component, its result as the
+/// 0.1.0 record (whose content types every version shares).
+macro_rules! later_call {
+    ($pre:expr, $store:expr, $tool:expr, $arguments:expr) => {{
+        let instance = $pre.instantiate_async(&mut *$store).await?;
+        let result = instance
+            .corral_plugin_tools()
+            .call_call(&mut *$store, $tool, $arguments)
+            .await?;
+        Ok(tools::CallResult {
+            content: result.content,
+            structured_content: result.structured_content,
+            is_error: result.is_error,
+        })
+    }};
+}
+
 /// A component's imports resolved once, for the contract it targets.
 pub enum PluginPre<T: 'static> {
     V0_1(v0_1::PluginPre<T>),
@@ -212,28 +245,8 @@ impl<T: Send + 'static> PluginPre<T> {
                 let instance = pre.instantiate_async(&mut *store).await?;
                 instance.corral_plugin_tools().call_list(&mut *store).await
             }
-            PluginPre::V0_2(pre) => {
-                let instance = pre.instantiate_async(&mut *store).await?;
-                let listed = instance
-                    .corral_plugin_tools()
-                    .call_list(&mut *store)
-                    .await?;
-                Ok(listed
-                    .into_iter()
-                    .map(|tool| tool_from!(v0_2, tool))
-                    .collect())
-            }
-            PluginPre::V0_3(pre) => {
-                let instance = pre.instantiate_async(&mut *store).await?;
-                let listed = instance
-                    .corral_plugin_tools()
-                    .call_list(&mut *store)
-                    .await?;
-                Ok(listed
-                    .into_iter()
-                    .map(|tool| tool_from!(v0_3, tool))
-                    .collect())
-            }
+            PluginPre::V0_2(pre) => later_list!(v0_2, pre, store),
+            PluginPre::V0_3(pre) => later_list!(v0_3, pre, store),
         }
     }
 
@@ -252,30 +265,8 @@ impl<T: Send + 'static> PluginPre<T> {
                     .call_call(&mut *store, tool, arguments)
                     .await
             }
-            PluginPre::V0_2(pre) => {
-                let instance = pre.instantiate_async(&mut *store).await?;
-                let result = instance
-                    .corral_plugin_tools()
-                    .call_call(&mut *store, tool, arguments)
-                    .await?;
-                Ok(tools::CallResult {
-                    content: result.content,
-                    structured_content: result.structured_content,
-                    is_error: result.is_error,
-                })
-            }
-            PluginPre::V0_3(pre) => {
-                let instance = pre.instantiate_async(&mut *store).await?;
-                let result = instance
-                    .corral_plugin_tools()
-                    .call_call(&mut *store, tool, arguments)
-                    .await?;
-                Ok(tools::CallResult {
-                    content: result.content,
-                    structured_content: result.structured_content,
-                    is_error: result.is_error,
-                })
-            }
+            PluginPre::V0_2(pre) => later_call!(pre, store, tool, arguments),
+            PluginPre::V0_3(pre) => later_call!(pre, store, tool, arguments),
         }
     }
 }
