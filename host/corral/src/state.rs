@@ -45,15 +45,7 @@ pub fn store(spec: Option<&str>, folder: &Path) -> Result<StateStore> {
 
 /// The default store's file for `folder`.
 pub fn default_path(folder: &Path) -> Result<PathBuf> {
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .filter(|path| path.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .filter(|path| path.is_absolute())
-                .map(|home| home.join(".local/share"))
-        })
+    let data = corral_sandbox::user_dirs::base("XDG_DATA_HOME", ".local/share")
         .context("no data directory for plugins' state (neither XDG_DATA_HOME nor HOME is set): name a file with --state sqlite:PATH")?;
     let folder = std::fs::canonicalize(folder)
         .with_context(|| format!("cannot resolve {}", folder.display()))?;

@@ -58,16 +58,7 @@ pub fn configured(dir: Option<PathBuf>, disabled: bool) -> Option<CompileCache> 
 
 /// The default cache folder: `$XDG_CACHE_HOME/corral`, else `~/.cache/corral`.
 pub fn default_dir() -> Option<PathBuf> {
-    let xdg = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .filter(|path| path.is_absolute());
-    let home = || {
-        std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .filter(|path| path.is_absolute())
-            .map(|home| home.join(".cache"))
-    };
-    xdg.or_else(home).map(|base| base.join("corral"))
+    crate::user_dirs::base("XDG_CACHE_HOME", ".cache").map(|base| base.join("corral"))
 }
 
 /// Compiled components on disk, under one folder.

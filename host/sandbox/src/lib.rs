@@ -34,6 +34,7 @@ pub mod sandbox;
 pub mod schema;
 pub mod state;
 pub mod units;
+pub mod user_dirs;
 mod validation;
 
 pub use ask::{
