@@ -727,16 +727,9 @@ async fn load(sandbox: &Arc<Sandbox>, dir: &Path) -> Result<(FolderHost, Vec<Loa
 fn file_names(failed: &[LoadFailure]) -> String {
     let names: Vec<String> = failed
         .iter()
-        .map(|failure| file_name(&failure.path))
+        .map(|failure| reload::file_name(&failure.path))
         .collect();
     names.join(", ")
-}
-
-fn file_name(path: &Path) -> String {
-    path.file_name()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .into_owned()
 }
 
 /// The first plugins that failed to load, a line each with why (cut short:
@@ -755,7 +748,7 @@ fn why_not_loaded(failed: &[LoadFailure]) -> String {
             } else {
                 ""
             };
-            format!("  {}: {reason}{cut}", file_name(&failure.path))
+            format!("  {}: {reason}{cut}", reload::file_name(&failure.path))
         })
         .collect();
     if failed.len() > SHOWN {

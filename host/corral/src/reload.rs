@@ -334,7 +334,8 @@ impl Reloader {
     }
 }
 
-fn file_name(path: &Path) -> String {
+/// The file name of `path`, for messages (empty when it has none).
+pub fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|name| name.to_string_lossy().into_owned())
         .unwrap_or_default()
