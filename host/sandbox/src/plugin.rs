@@ -519,6 +519,11 @@ impl Outcome {
     }
 }
 
+/// Whether `c` may stand in a plugin's name (`[A-Za-z0-9_-]`).
+pub fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '-' || c == '_'
+}
+
 /// The plugin's name: the file stem, with anything outside `[A-Za-z0-9_-]`
 /// replaced by `_` so that it can prefix tool names.
 pub fn plugin_name(path: &Path) -> String {
@@ -528,13 +533,7 @@ pub fn plugin_name(path: &Path) -> String {
         .unwrap_or_default();
     let name: String = stem
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
+        .map(|c| if is_name_char(c) { c } else { '_' })
         .collect();
     if name.is_empty() {
         "plugin".into()

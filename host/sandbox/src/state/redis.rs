@@ -168,10 +168,7 @@ struct Keys {
 
 impl Keys {
     fn of(plugin: &str) -> Result<Keys, String> {
-        let valid = !plugin.is_empty()
-            && plugin
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        let valid = !plugin.is_empty() && plugin.chars().all(crate::plugin::is_name_char);
         if !valid {
             return Err(format!(
                 "{:?} is not a plugin's name (letters, digits, `-` and `_`)",
