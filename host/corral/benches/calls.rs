@@ -33,6 +33,7 @@ mod redis;
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 
+use std::borrow::Cow;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -500,36 +501,20 @@ fn sequential_tool(
     calls: usize,
 ) -> Latencies {
     let params = json!({ "name": tool, "arguments": arguments });
-    let call = |client: &mut Client| {
-        let result = client.result("tools/call", &params);
-        assert_eq!(result["isError"], false, "{tool} failed: {result}");
-        assert!(
-            result.to_string().contains(expect),
-            "{tool} answered {result}"
-        );
-    };
-    for _ in 0..calls / 10 {
-        call(client);
-    }
-    let mut samples = Vec::with_capacity(calls);
-    let started = Instant::now();
-    for _ in 0..calls {
-        let sent = Instant::now();
-        call(client);
-        samples.push(sent.elapsed());
-    }
-    Latencies::new(samples, started.elapsed())
+    sequential_calls_of(client, calls, expect, |_| Cow::Borrowed(&params))
 }
 
-/// [`sequential_tool`] with the parameters (and a text the answer must
-/// hold) of call `i` from `call`.
-fn sequential_calls_of(
+/// `calls` sequential `tools/call`s (after a tenth as many to warm up),
+/// timed one by one: call `i` sends `params(i)`, and its answer must hold
+/// `expect`.
+fn sequential_calls_of<'a>(
     client: &mut Client,
     calls: usize,
-    call: impl Fn(usize) -> (Value, &'static str),
+    expect: &str,
+    params: impl Fn(usize) -> Cow<'a, Value>,
 ) -> Latencies {
     let run = |client: &mut Client, i: usize| {
-        let (params, expect) = call(i);
+        let params = params(i);
         let result = client.result("tools/call", &params);
         assert_eq!(result["isError"], false, "{params} failed: {result}");
         assert!(result.to_string().contains(expect), "{params}: {result}");
@@ -676,11 +661,8 @@ fn state(sequential_calls: usize, log: &Path) {
         );
         // A new total each call: a write that changes nothing might cost
         // less than one that does.
-        let set = sequential_calls_of(&mut server, sequential_calls, |i| {
-            (
-                json!({ "name": "tally_set", "arguments": { "key": "apples", "total": i } }),
-                "(was ",
-            )
+        let set = sequential_calls_of(&mut server, sequential_calls, "(was ", |i| {
+            Cow::Owned(json!({ "name": "tally_set", "arguments": { "key": "apples", "total": i } }))
         });
         let increment = sequential_tool(
             &mut server,
