@@ -23,6 +23,18 @@ fn corral(args: &[&str], dir: &Path) -> Output {
         .unwrap()
 }
 
+/// Runs `corral call --log-level LEVEL DIR TOOL_AND_ARGUMENTS...`, with the
+/// tests' compile cache.
+fn corral_call(dir: &Path, level: &str, tool_and_arguments: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_corral"))
+        .args(["call", "--log-level", level])
+        .arg(dir)
+        .args(tool_and_arguments)
+        .env("CORRAL_CACHE_DIR", test_cache_dir())
+        .output()
+        .unwrap()
+}
+
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
@@ -63,13 +75,7 @@ fn a_core_module_is_named_as_one_with_the_command_that_fixes_it_and_fails_list()
 #[test]
 fn an_unknown_tool_on_the_command_line_suggests_the_served_names() {
     let dir = two_calcs();
-    let output = Command::new(env!("CARGO_BIN_EXE_corral"))
-        .args(["call", "--log-level", "error"])
-        .arg(dir.path())
-        .args(["add", r#"{"a": 1, "b": 2}"#])
-        .env("CORRAL_CACHE_DIR", test_cache_dir())
-        .output()
-        .unwrap();
+    let output = corral_call(dir.path(), "error", &["add", r#"{"a": 1, "b": 2}"#]);
     let text = stderr(&output);
     assert_eq!(output.status.code(), Some(2), "{text}");
     assert!(
@@ -86,13 +92,11 @@ fn an_unknown_tool_on_the_command_line_suggests_the_served_names() {
 fn an_unknown_tool_names_the_plugins_that_failed_to_load_and_why() {
     let dir = folder_with(&[("calc.wasm", &example("calc"))]);
     std::fs::write(dir.path().join("files.wasm"), b"\0asm\x01\0\0\0").unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_corral"))
-        .args(["call", "--log-level", "off"])
-        .arg(dir.path())
-        .args(["read_file", r#"{"path": "notes.txt"}"#])
-        .env("CORRAL_CACHE_DIR", test_cache_dir())
-        .output()
-        .unwrap();
+    let output = corral_call(
+        dir.path(),
+        "off",
+        &["read_file", r#"{"path": "notes.txt"}"#],
+    );
     let text = stderr(&output);
     assert_eq!(output.status.code(), Some(2), "{text}");
     assert!(
@@ -138,13 +142,7 @@ fn argument_errors_name_the_tool_as_served() {
 fn a_plain_log_level_shows_plugin_logs_and_a_plugin_filter_shows_them_alone() {
     let dir = folder_with(&[("ticker.wasm", &example("ticker"))]);
     let run = |level: &str| {
-        let output = Command::new(env!("CARGO_BIN_EXE_corral"))
-            .args(["call", "--log-level", level])
-            .arg(dir.path())
-            .arg("log_levels")
-            .env("CORRAL_CACHE_DIR", test_cache_dir())
-            .output()
-            .unwrap();
+        let output = corral_call(dir.path(), level, &["log_levels"]);
         assert!(output.status.success(), "{}", stderr(&output));
         stderr(&output)
     };
