@@ -27,6 +27,7 @@ pub mod limits;
 pub mod manifest;
 pub mod memory;
 mod metadata;
+mod naming;
 mod output;
 pub mod plugin;
 mod quota;
@@ -45,7 +46,6 @@ pub use bindings::Contract;
 pub use limits::Limits;
 pub use manifest::{Manifest, ManifestError};
 pub use metadata::{is_valid_tool_name, printable};
-pub use plugin::{
-    ComponentShape, Inspection, Plugin, PluginFiles, component_shape, inspect, plugin_name,
-};
+pub use naming::plugin_name;
+pub use plugin::{ComponentShape, Inspection, Plugin, PluginFiles, component_shape, inspect};
 pub use sandbox::{Failure, PLUGIN_TARGET, Sandbox, SandboxOptions, engine_config};

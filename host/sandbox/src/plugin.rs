@@ -20,6 +20,7 @@ use crate::bindings::Contract;
 use crate::bindings::PluginPre;
 use crate::manifest::Manifest;
 use crate::metadata::CheckedTool;
+use crate::naming::plugin_name;
 use crate::quota::{TokenBucket, retry_after};
 use crate::sandbox::{CallState, Failure, Sandbox, Spent};
 use crate::units::group_digits;
@@ -516,29 +517,6 @@ impl Outcome {
     /// Limits and traps are the host's doing, not the plugin's answer.
     fn is_host_event(self) -> bool {
         matches!(self, Outcome::Refused(_) | Outcome::Failed(_))
-    }
-}
-
-/// Whether `c` may stand in a plugin's name (`[A-Za-z0-9_-]`).
-pub fn is_name_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '-' || c == '_'
-}
-
-/// The plugin's name: the file stem, with anything outside `[A-Za-z0-9_-]`
-/// replaced by `_` so that it can prefix tool names.
-pub fn plugin_name(path: &Path) -> String {
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let name: String = stem
-        .chars()
-        .map(|c| if is_name_char(c) { c } else { '_' })
-        .collect();
-    if name.is_empty() {
-        "plugin".into()
-    } else {
-        name
     }
 }
 
