@@ -1,0 +1,109 @@
+//! Issue 27, `time`: plugins/python-time checked call for call against the
+//! reference server it replaces, `mcp-server-time` 2026.10.19 from PyPI.
+//!
+//! The reference is installed pinned under `target/clients/reference-time`
+//! (tests/reference/time/setup), the official MCP Python SDK under
+//! `target/clients/python` (tests/clients/setup-python). The driver,
+//! tests/reference/time/compare.py, runs both servers side by side through
+//! one scripted session (tools/list and 56 calls) and compares every answer:
+//! content text, structuredContent and isError, or the protocol error. The
+//! differences it allows, each with its reason, are its `ALLOWED`:
+//!
+//! - `clock`: get_current_time's datetime may differ by up to 5 s (the two
+//!   servers read the clock a few milliseconds apart);
+//! - `schema`: arguments that break the input schema are refused by Corral's
+//!   validator, in its words, before the plugin runs (the original's are
+//!   pydantic's); both are isError results;
+//! - `path`: an error naming a file of the database (a folder given as a
+//!   zone, a too-long name) names the original's host site-packages path
+//!   and the plugin's `tzdata/zoneinfo/...`;
+//! - `midnight`: convert_time uses today's date in the source zone, so a pair
+//!   of calls that straddles a midnight there is asked again once.
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use support::{repo_root, run_setup, target_dir, test_cache_dir};
+
+/// The local zone both servers are given: the original's
+/// `--local-timezone`, the plugin's `LOCAL_TIMEZONE` from its manifest.
+const LOCAL_ZONE: &str = "Europe/Warsaw";
+
+/// Builds the Python plugins (python-time and its pinned tzdata) once per
+/// test binary; returns `target/plugins`.
+fn python_plugins() -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let output = Command::new(repo_root().join("plugins/build-python"))
+            .output()
+            .expect("running plugins/build-python");
+        assert!(
+            output.status.success(),
+            "plugins/build-python failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    });
+    target_dir().join("plugins")
+}
+
+#[test]
+fn python_time_answers_as_mcp_server_time_does() {
+    let plugin = python_plugins().join("python-time.wasm");
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::copy(&plugin, folder.path().join("python-time.wasm")).unwrap();
+    std::fs::write(
+        folder.path().join("python-time.toml"),
+        format!("[env]\nset = {{ LOCAL_TIMEZONE = \"{LOCAL_ZONE}\" }}\n"),
+    )
+    .unwrap();
+    let reference = run_setup("tests/reference/time/setup").remove(0);
+    let client = run_setup("tests/clients/setup-python").remove(0);
+    let driver = repo_root().join("tests/reference/time/compare.py");
+    let output = Command::new(&client)
+        .arg(&driver)
+        .args([&reference, env!("CARGO_BIN_EXE_corral")])
+        .arg(folder.path())
+        .arg(LOCAL_ZONE)
+        .env("CORRAL_LOG", "warn")
+        .env("CORRAL_CACHE_DIR", test_cache_dir())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap_or_else(|err| panic!("running {client}: {err}"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the plugin and the original differ\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    assert!(
+        stdout.contains("56 calls compared"),
+        "the session did not run to its end:\n{stdout}"
+    );
+    println!("{stdout}");
+}
+
+/// The plugin's logic (timezones.py, tzbundle.py) with the machine's
+/// CPython and the same pinned tzdata the component bundles: DST boundaries
+/// on their own days, which the side-by-side session (on today's date)
+/// meets only on the days they fall.
+#[test]
+fn python_time_unit_tests_pass() {
+    python_plugins();
+    let deps = target_dir().join("toolchains/python-deps/python-time");
+    let output = Command::new("python3")
+        .args(["-B", "-m", "unittest", "discover", "-s"])
+        .arg(repo_root().join("plugins/python-time"))
+        .args(["-p", "test_*.py"])
+        .env("PYTHONPATH", &deps)
+        .output()
+        .expect("running python3");
+    assert!(
+        output.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
