@@ -33,13 +33,19 @@ use support::{repo_root, run_setup, target_dir, test_cache_dir};
 const LOCAL_ZONE: &str = "Europe/Warsaw";
 
 /// Builds the Python plugins (python-time and its pinned tzdata) once per
-/// test binary; returns `target/plugins`.
+/// test binary, under plugins/build's lock (other test binaries run
+/// plugins/build, which writes the same outputs); returns `target/plugins`.
+/// Only the Python plugins: the whole plugins/build would build every
+/// language for one plugin.
 fn python_plugins() -> PathBuf {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let output = Command::new(repo_root().join("plugins/build-python"))
+        std::fs::create_dir_all(target_dir()).unwrap();
+        let output = Command::new("flock")
+            .arg(target_dir().join(".plugins-build.lock"))
+            .arg(repo_root().join("plugins/build-python"))
             .output()
-            .expect("running plugins/build-python");
+            .expect("running flock plugins/build-python");
         assert!(
             output.status.success(),
             "plugins/build-python failed:\n{}",
