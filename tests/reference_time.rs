@@ -17,8 +17,9 @@
 //! - `path`: an error naming a file of the database (a folder given as a
 //!   zone, a too-long name) names the original's host site-packages path
 //!   and the plugin's `tzdata/zoneinfo/...`;
-//! - `midnight`: convert_time uses today's date in the source zone, so a pair
-//!   of calls that straddles a midnight there is asked again once.
+//! - `midnight`: convert_time uses today's date in the source zone and
+//!   get_current_time names the day, so a pair of calls that straddles a
+//!   midnight there is asked again once.
 
 mod support;
 
