@@ -1,22 +1,30 @@
-//! The reference MCP servers as Corral plugins (issue 27), checked call for
-//! call against the originals. Each original is installed pinned under
-//! `target/clients/reference/` by `tests/reference/setup` (idempotent: marker
-//! files); the driver in `tests/reference/` runs it and `corral serve` on a
-//! folder holding only the plugin and its manifest, through the same scripted
-//! session with the official MCP Python SDK, and compares every result
-//! (content, structuredContent, isError) and the tools/list entry. The few
-//! differences allowed are written down, with their reasons, in the driver.
+//! The reference MCP servers as Corral plugins (issue 27), each checked call
+//! for call against its original. One module per server, each with its files
+//! in the folder of its name under `tests/reference/`: `setup` installs the
+//! original pinned under `target/clients/reference/NAME` (idempotent: marker
+//! files), and `compare.py` runs the original and `corral serve` on a folder
+//! holding only the plugin and its manifest through the same scripted
+//! session, with the official MCP Python SDK, and compares every result
+//! (content, structuredContent, isError) and the tools/list entries. The few
+//! differences allowed are written down, with their reasons, in each driver.
 //!
-//! For now: `sequential-thinking` (npm
-//! `@modelcontextprotocol/server-sequential-thinking` 2026.8.31) against
-//! `plugins/js-sequential-thinking`.
+//! - `sequential_thinking`: npm `@modelcontextprotocol/server-sequential-thinking`
+//!   2026.8.31 against `plugins/js-sequential-thinking`;
+//! - `time`: PyPI `mcp-server-time` 2026.10.19 against `plugins/python-time`.
 
 mod support;
 
-use std::process::Command;
+// Each server's module is in its folder's neighbour, tests/reference/NAME.rs.
+#[path = "reference/sequential_thinking.rs"]
+mod sequential_thinking;
+#[path = "reference/time.rs"]
+mod time;
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use support::{all_plugins_dir, repo_root, run_setup, test_cache_dir};
+use support::{all_plugins_dir, repo_root, run_setup, target_dir, test_cache_dir};
 
 /// The Python of a virtualenv holding the official MCP Python SDK.
 fn python() -> String {
@@ -24,14 +32,7 @@ fn python() -> String {
     DONE.get_or_init(|| run_setup("tests/clients/setup-python"))[0].clone()
 }
 
-/// node, then the entry scripts of the pinned originals.
-fn originals() -> Vec<String> {
-    static DONE: OnceLock<Vec<String>> = OnceLock::new();
-    DONE.get_or_init(|| run_setup("tests/reference/setup"))
-        .clone()
-}
-
-/// A fresh folder serving only the plugin `name`, with its manifest.
+/// A fresh folder serving only the built plugin `name`, with its manifest.
 fn folder_with_plugin(name: &str) -> tempfile::TempDir {
     let built = all_plugins_dir();
     let dir = tempfile::tempdir().unwrap();
@@ -42,46 +43,67 @@ fn folder_with_plugin(name: &str) -> tempfile::TempDir {
     dir
 }
 
-#[test]
-fn sequential_thinking_answers_every_call_as_the_original_does() {
-    let originals = originals();
-    let (node, entry) = (&originals[0], &originals[1]);
-    let plugins = folder_with_plugin("js-sequential-thinking");
-    let state = tempfile::tempdir().unwrap();
-    let output = Command::new(python())
-        .arg(repo_root().join("tests/reference/sequential_thinking.py"))
-        .arg(node)
-        .arg(entry)
-        .arg(env!("CARGO_BIN_EXE_corral"))
-        .arg(plugins.path())
-        .arg(state.path().join("state.db"))
+/// Builds the Python plugins once per test binary, under plugins/build's
+/// lock (other test binaries run plugins/build, which writes the same
+/// outputs); returns `target/plugins`. Only the Python plugins: the whole
+/// plugins/build would build every language for one plugin.
+fn python_plugins() -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        std::fs::create_dir_all(target_dir()).unwrap();
+        let output = Command::new("flock")
+            .arg(target_dir().join(".plugins-build.lock"))
+            .arg(repo_root().join("plugins/build-python"))
+            .output()
+            .expect("running flock plugins/build-python");
+        assert!(
+            output.status.success(),
+            "plugins/build-python failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    });
+    target_dir().join("plugins")
+}
+
+/// Runs a server's driver `tests/reference/SERVER/compare.py` with the SDK's
+/// Python and `args`, and fails with both its outputs unless it passed;
+/// returns its stdout (each call's outcome), which the test prints.
+fn compare(server: &str, args: &[&std::ffi::OsStr]) -> String {
+    let driver = repo_root().join(format!("tests/reference/{server}/compare.py"));
+    let output: Output = Command::new(python())
+        .arg(&driver)
+        .args(args)
         .env("CORRAL_LOG", "warn")
         .env("CORRAL_CACHE_DIR", test_cache_dir())
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .output()
-        .expect("running tests/reference/sequential_thinking.py");
-    let stdout = String::from_utf8_lossy(&output.stdout);
+        .unwrap_or_else(|err| panic!("running {}: {err}", driver.display()));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success(),
-        "the plugin differs from the original\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        "{server}: the plugin differs from the original\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
-    println!("{stdout}");
+    stdout
 }
 
-/// The plugin's logic module passes its own unit tests under Node
-/// (`node --test`), outside the component.
-#[test]
-fn sequential_thinking_logic_passes_its_unit_tests() {
+/// Runs `node --test` on a JavaScript plugin's logic module, outside the
+/// component.
+fn node_unit_tests(test_file: &str) {
     let output = Command::new("node")
-        .args(["--test", "plugins/js-sequential-thinking/thinking.test.js"])
+        .args(["--test", test_file])
         .current_dir(repo_root())
         .output()
         .expect("running node --test");
     assert!(
         output.status.success(),
-        "node --test plugins/js-sequential-thinking/thinking.test.js:\n{}{}",
+        "node --test {test_file}:\n{}{}",
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+/// Runs `tests/reference/SERVER/setup`; returns the lines it printed.
+fn original(server: &str) -> Vec<String> {
+    run_setup(&format!("tests/reference/{server}/setup"))
 }

@@ -2,7 +2,7 @@
 and `corral serve` with the js-sequential-thinking plugin through the same
 scripted session, with the official MCP Python SDK, and compares every result.
 
-Usage: python sequential_thinking.py NODE ORIGINAL_ENTRY CORRAL_BINARY PLUGIN_DIR STATE_DB
+Usage: python compare.py NODE ORIGINAL_ENTRY CORRAL_BINARY PLUGIN_DIR STATE_DB
 
 NODE runs ORIGINAL_ENTRY (the package's dist/index.js); CORRAL_BINARY serves
 PLUGIN_DIR (the built plugin and its manifest) with `--state sqlite:STATE_DB`.

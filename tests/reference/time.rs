@@ -1,9 +1,8 @@
-//! Issue 27, `time`: plugins/python-time checked call for call against the
+//! `time`: plugins/python-time checked call for call against the
 //! reference server it replaces, `mcp-server-time` 2026.10.19 from PyPI.
 //!
-//! The reference is installed pinned under `target/clients/reference-time`
-//! (tests/reference/time/setup), the official MCP Python SDK under
-//! `target/clients/python` (tests/clients/setup-python). The driver,
+//! The reference is installed pinned under `target/clients/reference/time`
+//! (tests/reference/time/setup). The driver,
 //! tests/reference/time/compare.py, runs both servers side by side through
 //! one scripted session (tools/list and 56 calls) and compares every answer:
 //! content text, structuredContent and isError, or the protocol error. The
@@ -21,40 +20,15 @@
 //!   get_current_time names the day, so a pair of calls that straddles a
 //!   midnight there is asked again once.
 
-mod support;
-
-use std::path::PathBuf;
+use std::ffi::OsStr;
 use std::process::Command;
-use std::sync::OnceLock;
 
-use support::{repo_root, run_setup, target_dir, test_cache_dir};
+use super::support::{repo_root, target_dir};
+use super::{compare, original, python_plugins};
 
 /// The local zone both servers are given: the original's
 /// `--local-timezone`, the plugin's `LOCAL_TIMEZONE` from its manifest.
 const LOCAL_ZONE: &str = "Europe/Warsaw";
-
-/// Builds the Python plugins (python-time and its pinned tzdata) once per
-/// test binary, under plugins/build's lock (other test binaries run
-/// plugins/build, which writes the same outputs); returns `target/plugins`.
-/// Only the Python plugins: the whole plugins/build would build every
-/// language for one plugin.
-fn python_plugins() -> PathBuf {
-    static BUILT: OnceLock<()> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        std::fs::create_dir_all(target_dir()).unwrap();
-        let output = Command::new("flock")
-            .arg(target_dir().join(".plugins-build.lock"))
-            .arg(repo_root().join("plugins/build-python"))
-            .output()
-            .expect("running flock plugins/build-python");
-        assert!(
-            output.status.success(),
-            "plugins/build-python failed:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    });
-    target_dir().join("plugins")
-}
 
 #[test]
 fn python_time_answers_as_mcp_server_time_does() {
@@ -66,24 +40,15 @@ fn python_time_answers_as_mcp_server_time_does() {
         format!("[env]\nset = {{ LOCAL_TIMEZONE = \"{LOCAL_ZONE}\" }}\n"),
     )
     .unwrap();
-    let reference = run_setup("tests/reference/time/setup").remove(0);
-    let client = run_setup("tests/clients/setup-python").remove(0);
-    let driver = repo_root().join("tests/reference/time/compare.py");
-    let output = Command::new(&client)
-        .arg(&driver)
-        .args([&reference, env!("CARGO_BIN_EXE_corral")])
-        .arg(folder.path())
-        .arg(LOCAL_ZONE)
-        .env("CORRAL_LOG", "warn")
-        .env("CORRAL_CACHE_DIR", test_cache_dir())
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output()
-        .unwrap_or_else(|err| panic!("running {client}: {err}"));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "the plugin and the original differ\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    let reference = original("time").remove(0);
+    let stdout = compare(
+        "time",
+        &[
+            OsStr::new(&reference),
+            OsStr::new(env!("CARGO_BIN_EXE_corral")),
+            folder.path().as_os_str(),
+            OsStr::new(LOCAL_ZONE),
+        ],
     );
     assert!(
         stdout.contains("56 calls compared"),
