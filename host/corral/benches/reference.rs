@@ -1,0 +1,387 @@
+//! The reference MCP servers beside Corral's plugins that replace them:
+//! per-call latency, startup and the server's memory, on the same calls, for
+//! each original next to `corral serve` with its plugin alone, then for all
+//! of them at once: one Corral process serving every plugin against one
+//! original process each.
+//!
+//! Run with `cargo bench -p corral --bench reference` (after `scripts/setup`;
+//! the originals are installed pinned under `target/clients/reference/` by
+//! the same `tests/reference/NAME/setup` scripts the comparison suite uses).
+//! Both sides are driven by the same Rust client over stdio pipes
+//! (newline-delimited JSON-RPC, protocol 2025-06-18), so the client costs
+//! both the same. Memory is the process's resident set (`VmRSS`) after the
+//! calls, and its peak (`VmHWM`): an original is one process (node or
+//! python), Corral one process whatever it serves.
+//!
+//! Environment: `REFERENCE_CALLS` (timed calls per server, default 400,
+//! after a tenth as many to warm up), `REFERENCE_RUNS` (startups timed per
+//! server, default 5).
+
+#[allow(dead_code)] // each bench uses a different part of it
+mod stdio;
+#[path = "../../../tests/support/mod.rs"]
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use stdio::{Client, Latencies, median, ms};
+use support::{all_plugins_dir, run_setup, target_dir, test_cache_dir};
+
+/// The zone both time servers are given as the local one.
+const LOCAL_ZONE: &str = "Europe/Warsaw";
+
+/// One reference server and the plugin that replaces it.
+struct Reference {
+    /// The server's name in tests/reference/ and in the tables.
+    name: &'static str,
+    /// The plugin's file name in target/plugins, without `.wasm`.
+    plugin: &'static str,
+    /// The original's command line.
+    original: Launch,
+    /// The plugin's manifest, as a user of the original would write it.
+    manifest: String,
+    /// The calls a session makes, in turn: tool, arguments, a text its
+    /// answer holds.
+    calls: Vec<(&'static str, Value, &'static str)>,
+}
+
+/// The servers, each with its original installed and its working files in
+/// `work`.
+fn references(work: &Path) -> Vec<Reference> {
+    let sequential = run_setup("tests/reference/sequential_thinking/setup");
+    let sequential_original = Launch::new(&sequential[0], &[&sequential[1]]);
+
+    let time = run_setup("tests/reference/time/setup");
+    let time_original = Launch::new(
+        &time[0],
+        &["-m", "mcp_server_time", "--local-timezone", LOCAL_ZONE],
+    );
+
+    let _ = work;
+    vec![
+        Reference {
+            name: "sequential-thinking",
+            plugin: "js-sequential-thinking",
+            original: sequential_original,
+            manifest: std::fs::read_to_string(
+                all_plugins_dir().join("js-sequential-thinking.toml"),
+            )
+            .unwrap(),
+            calls: (1..=4)
+                .map(|n| {
+                    let arguments = json!({
+                        "thought": format!("Thought {n}: what follows from the last one."),
+                        "nextThoughtNeeded": n < 4,
+                        "thoughtNumber": n,
+                        "totalThoughts": 4,
+                    });
+                    ("sequentialthinking", arguments, "thoughtHistoryLength")
+                })
+                .collect(),
+        },
+        Reference {
+            name: "time",
+            plugin: "python-time",
+            original: time_original,
+            manifest: format!("[env]\nset = {{ LOCAL_TIMEZONE = \"{LOCAL_ZONE}\" }}\n"),
+            calls: vec![
+                (
+                    "get_current_time",
+                    json!({ "timezone": "America/New_York" }),
+                    "day_of_week",
+                ),
+                (
+                    "convert_time",
+                    json!({
+                        "source_timezone": "Europe/Warsaw",
+                        "time": "16:30",
+                        "target_timezone": "Asia/Tokyo",
+                    }),
+                    "time_difference",
+                ),
+            ],
+        },
+    ]
+}
+
+/// The plugin's manifest with the rate limit lifted, so that the bench
+/// measures calls, not refusals (the originals have no rate limit).
+fn unthrottled(manifest: &str) -> String {
+    assert!(
+        !manifest.contains("[limits]"),
+        "the bench adds its own [limits] to the manifest:\n{manifest}"
+    );
+    format!("{manifest}\n[limits]\nrate = 1_000_000\n")
+}
+
+/// A server's command line, which can be started again and again.
+struct Launch {
+    program: String,
+    args: Vec<String>,
+}
+
+impl Launch {
+    fn new(program: &str, args: &[&str]) -> Launch {
+        Launch {
+            program: program.to_string(),
+            args: args.iter().map(|arg| arg.to_string()).collect(),
+        }
+    }
+
+    /// Spawns it (stderr into `log`), initializes, and lists its tools;
+    /// returns the client and the time from spawn to the list's answer.
+    fn start(&self, log: &Path) -> (Client, Duration) {
+        let mut command = Command::new(&self.program);
+        command.args(&self.args).env_remove("CORRAL_LOG");
+        let log = std::fs::File::create(log).unwrap();
+        let started = Instant::now();
+        let mut client = Client::spawn(command, Stdio::from(log));
+        client.initialize();
+        let tools = client.result("tools/list", &json!({}));
+        assert!(
+            tools["tools"]
+                .as_array()
+                .is_some_and(|tools| !tools.is_empty()),
+            "{} lists no tools: {tools}",
+            self.program
+        );
+        (client, started.elapsed())
+    }
+}
+
+/// `corral serve` on `folder`, with its state in `work` and the tests'
+/// compile cache (warm after scripts/test; the first start fills it).
+fn corral(folder: &Path, work: &Path) -> Launch {
+    let cache = test_cache_dir();
+    let state = format!("sqlite:{}", work.join("state.db").display());
+    Launch::new(
+        env!("CARGO_BIN_EXE_corral"),
+        &[
+            "serve",
+            folder.to_str().unwrap(),
+            "--global-rate",
+            "1000000",
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--state",
+            &state,
+        ],
+    )
+}
+
+/// A folder serving `references`' plugins, each with its manifest.
+fn folder_of(references: &[&Reference], work: &Path) -> PathBuf {
+    let names: Vec<&str> = references.iter().map(|r| r.name).collect();
+    let folder = work.join(format!("plugins-{}", names.join("+")));
+    std::fs::create_dir_all(&folder).unwrap();
+    for reference in references {
+        let wasm = format!("{}.wasm", reference.plugin);
+        std::fs::copy(all_plugins_dir().join(&wasm), folder.join(&wasm)).unwrap();
+        std::fs::write(
+            folder.join(format!("{}.toml", reference.plugin)),
+            unthrottled(&reference.manifest),
+        )
+        .unwrap();
+    }
+    folder
+}
+
+/// What one server did in one session.
+struct Measured {
+    startup: Duration,
+    latencies: Latencies,
+    rss: u64,
+    peak_rss: u64,
+}
+
+/// The server's resident set (`VmRSS`) or its peak (`VmHWM`), in bytes.
+fn proc_status_bytes(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status
+        .lines()
+        .find(|line| line.starts_with(&format!("{field}:")))
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"));
+    let kib: u64 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|kib| kib.parse().ok())
+        .unwrap();
+    kib * 1024
+}
+
+/// Starts `launch` `runs` times (the median startup), then, on the last
+/// start, makes `calls` timed calls (after a tenth as many untimed), taking
+/// the servers' calls in turn: call `i` is `sessions[i % len]`'s next one.
+fn measure(
+    launch: &Launch,
+    sessions: &[&[(&'static str, Value, &'static str)]],
+    calls: usize,
+    runs: usize,
+    log: &Path,
+) -> Measured {
+    let mut startups = Vec::with_capacity(runs);
+    let mut client = None;
+    for _ in 0..runs {
+        let (started, elapsed) = launch.start(log);
+        startups.push(elapsed);
+        client = Some(started);
+    }
+    let mut client = client.unwrap();
+    let all: Vec<&(&str, Value, &str)> = (0..sessions.iter().map(|s| s.len()).max().unwrap())
+        .flat_map(|i| sessions.iter().filter_map(move |session| session.get(i)))
+        .collect();
+    let run = |client: &mut Client, i: usize| {
+        let (tool, arguments, expect) = all[i % all.len()];
+        let result = client.result(
+            "tools/call",
+            &json!({ "name": tool, "arguments": arguments }),
+        );
+        // The originals leave out `isError` when it is false.
+        assert_ne!(
+            result["isError"], true,
+            "{tool} {arguments} failed: {result}"
+        );
+        assert!(
+            result.to_string().contains(expect),
+            "{tool} {arguments}: {result}"
+        );
+    };
+    for i in 0..calls / 10 {
+        run(&mut client, i);
+    }
+    let mut samples = Vec::with_capacity(calls);
+    let started = Instant::now();
+    for i in 0..calls {
+        let sent = Instant::now();
+        run(&mut client, i);
+        samples.push(sent.elapsed());
+    }
+    let latencies = Latencies::new(samples, started.elapsed());
+    let pid = client.child.id();
+    Measured {
+        startup: median(startups),
+        latencies,
+        rss: proc_status_bytes(pid, "VmRSS"),
+        peak_rss: proc_status_bytes(pid, "VmHWM"),
+    }
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:6.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+fn us(duration: Duration) -> String {
+    format!("{:8.0} µs", duration.as_secs_f64() * 1e6)
+}
+
+/// One table row: the server, then both sides' figures and their ratios
+/// (Corral's over the original's: below 1 is Corral ahead).
+fn row(name: &str, original: &Measured, corral: &Measured) {
+    let ratio = |ours: f64, theirs: f64| ours / theirs;
+    println!(
+        "| {name} | {} / {} ({:.2}x) | {} / {} ({:.2}x) | {} / {} ({:.2}x) | {} / {} ({:.2}x) |",
+        us(original.latencies.p50()),
+        us(corral.latencies.p50()),
+        ratio(
+            corral.latencies.p50().as_secs_f64(),
+            original.latencies.p50().as_secs_f64()
+        ),
+        us(original.latencies.pct(90.0)),
+        us(corral.latencies.pct(90.0)),
+        ratio(
+            corral.latencies.pct(90.0).as_secs_f64(),
+            original.latencies.pct(90.0).as_secs_f64()
+        ),
+        ms(original.startup).trim(),
+        ms(corral.startup).trim(),
+        ratio(corral.startup.as_secs_f64(), original.startup.as_secs_f64()),
+        mib(original.rss).trim(),
+        mib(corral.rss).trim(),
+        ratio(corral.rss as f64, original.rss as f64),
+    );
+}
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; any other argument is a filter on the
+    // server names.
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| !arg.starts_with("--"))
+        .collect();
+    let calls = env_usize("REFERENCE_CALLS", 400);
+    let runs = env_usize("REFERENCE_RUNS", 5).max(1);
+    let work = tempfile::Builder::new()
+        .prefix("reference-bench")
+        .tempdir_in(target_dir())
+        .unwrap();
+    let log = work.path().join("server.log");
+    let references: Vec<Reference> = references(work.path())
+        .into_iter()
+        .filter(|r| filter.is_empty() || filter.iter().any(|f| r.name.contains(f.as_str())))
+        .collect();
+
+    println!(
+        "{calls} calls per server after {} to warm up; startup: median of {runs}",
+        calls / 10
+    );
+    println!();
+    println!(
+        "| server | p50 original / Corral | p90 original / Corral | startup original / Corral | memory (RSS) original / Corral |"
+    );
+    println!("| --- | --- | --- | --- | --- |");
+    let mut originals = Vec::new();
+    let mut peak_sum = 0;
+    for reference in &references {
+        let original = measure(&reference.original, &[&reference.calls], calls, runs, &log);
+        let folder = folder_of(&[reference], work.path());
+        let ours = measure(
+            &corral(&folder, work.path()),
+            &[&reference.calls],
+            calls,
+            runs,
+            &log,
+        );
+        row(reference.name, &original, &ours);
+        peak_sum += original.peak_rss;
+        originals.push(original);
+    }
+    if references.len() > 1 {
+        // Every server at once: one Corral process with every plugin, against
+        // the originals' processes together (their memory summed; the
+        // latency of one call each, in turn, to each original's own process).
+        let all: Vec<&Reference> = references.iter().collect();
+        let sessions: Vec<&[(&str, Value, &str)]> =
+            all.iter().map(|r| r.calls.as_slice()).collect();
+        let folder = folder_of(&all, work.path());
+        let ours = measure(&corral(&folder, work.path()), &sessions, calls, runs, &log);
+        let mut samples: Vec<Duration> = originals
+            .iter()
+            .flat_map(|m| m.latencies.sorted.iter().copied())
+            .collect();
+        samples.sort();
+        let total = originals.iter().map(|m| m.latencies.total).sum();
+        let together = Measured {
+            startup: originals.iter().map(|m| m.startup).max().unwrap(),
+            latencies: Latencies::new(samples, total),
+            rss: originals.iter().map(|m| m.rss).sum(),
+            peak_rss: peak_sum,
+        };
+        row(&format!("all {} at once", all.len()), &together, &ours);
+        println!();
+        println!(
+            "peak memory (VmHWM): the originals together {}, Corral with every plugin {}",
+            mib(together.peak_rss).trim(),
+            mib(ours.peak_rss).trim()
+        );
+    }
+}
