@@ -156,3 +156,119 @@ fn a_plain_log_level_shows_plugin_logs_and_a_plugin_filter_shows_them_alone() {
     );
     assert!(!plugin_only.contains("loaded"), "{plugin_only}");
 }
+
+/// The texts of a `tools/call` result's content, from `corral call`'s
+/// stdout (the MCP result, whatever its exit status).
+fn content_texts(output: &Output) -> Vec<String> {
+    let result: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|err| panic!("corral call printed no result ({err}): {}", stderr(output)));
+    assert_eq!(result["isError"], true, "{result}");
+    result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["text"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+const NO_DIRECTORY: &str = "has no directory granted, so it sees no files. To grant one, add to";
+
+/// A plugin without a `[[dirs]]` grant that opens a path fails with its
+/// runtime's words (`os error 44`); after them comes what to write in which
+/// manifest. Through `corral call` and through a client, for Rust
+/// (`std::fs`) and Python (`open`).
+#[test]
+fn opening_a_file_without_a_directory_grant_is_answered_with_the_grant_that_is_missing() {
+    let dir = folder_with(&[
+        ("hostile.wasm", &support::fixture("hostile")),
+        ("python-notes.wasm", &example("python-notes")),
+    ]);
+    let rust = content_texts(&corral_call(
+        dir.path(),
+        "off",
+        &["read_file", r#"{"path": "/etc/passwd"}"#],
+    ));
+    assert_eq!(rust.len(), 2, "{rust:?}");
+    assert!(rust[0].contains("No such file or directory"), "{rust:?}");
+    assert!(
+        rust[1].starts_with(&format!(
+            "Plugin `hostile` {NO_DIRECTORY} hostile.toml, beside hostile.wasm:"
+        )) && rust[1].contains("[[dirs]]\nhost = ")
+            && rust[1].contains("guest = \"/data\"")
+            && rust[1].contains("mode = \"ro\""),
+        "{rust:?}"
+    );
+
+    let mut server = Server::initialized(dir.path(), "2025-06-18");
+    let python = server.call("list_notes", json!({}));
+    assert_eq!(python["isError"], true, "{python}");
+    let hint = python["content"][1]["text"].as_str().unwrap_or_default();
+    assert!(
+        hint.starts_with(&format!(
+            "Plugin `python-notes` {NO_DIRECTORY} python-notes.toml"
+        )),
+        "{python}"
+    );
+}
+
+/// Whoever has a directory grant keeps its own answer about a missing
+/// file (a file tool's "not found" is its business), and an error that
+/// never touched a file gets no hint.
+#[test]
+fn errors_that_lack_no_grant_are_left_as_the_plugin_wrote_them() {
+    let dir = folder_with(&[
+        ("hostile.wasm", &support::fixture("hostile")),
+        ("python-dates.wasm", &example("python-dates")),
+    ]);
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("hostile.toml"),
+        format!(
+            "[[dirs]]\nhost = \"{}\"\nguest = \"/data\"\nmode = \"ro\"\n",
+            data.path().display()
+        ),
+    )
+    .unwrap();
+    let granted = content_texts(&corral_call(
+        dir.path(),
+        "off",
+        &["read_file", r#"{"path": "/data/missing.txt"}"#],
+    ));
+    assert_eq!(granted.len(), 1, "{granted:?}");
+    assert!(
+        granted[0].contains("No such file or directory"),
+        "{granted:?}"
+    );
+
+    let untouched = content_texts(&corral_call(
+        dir.path(),
+        "off",
+        &["date_add", r#"{"date": "9999-12-31", "days": 5}"#],
+    ));
+    assert_eq!(untouched.len(), 1, "{untouched:?}");
+
+    // A panic that touched no file: the trap's message alone.
+    let panic = content_texts(&corral_call(dir.path(), "off", &["panic", "{}"]));
+    assert_eq!(panic.len(), 1, "{panic:?}");
+}
+
+/// A plugin that opens a socket is told that plugins get none, and which
+/// grant gives outgoing HTTP instead.
+#[test]
+fn opening_a_socket_is_answered_with_the_http_grant() {
+    let dir = folder_with(&[("hostile.wasm", &support::fixture("hostile"))]);
+    let texts = content_texts(&corral_call(
+        dir.path(),
+        "off",
+        &["open_socket", r#"{"addr": "127.0.0.1:9"}"#],
+    ));
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert!(
+        texts[1].starts_with(
+            "Plugin `hostile` opened a socket or looked up a name, and plugins get no sockets."
+        ) && texts[1].contains(
+            "hostile.toml, beside hostile.wasm:\n\n[http]\nallow = [\"api.example.com\"]"
+        ),
+        "{texts:?}"
+    );
+}

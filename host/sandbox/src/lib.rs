@@ -27,6 +27,7 @@ pub mod limits;
 pub mod manifest;
 pub mod memory;
 mod metadata;
+mod missing_grant;
 mod naming;
 mod output;
 pub mod plugin;

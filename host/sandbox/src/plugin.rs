@@ -25,7 +25,7 @@ use crate::quota::{TokenBucket, retry_after};
 use crate::sandbox::{CallState, Failure, Sandbox, Spent};
 use crate::units::group_digits;
 use crate::validation::Rejection;
-use crate::{imports, metadata, output, validation};
+use crate::{imports, metadata, missing_grant, output, validation};
 
 /// A loaded plugin: a prepared component and its validated tools.
 pub struct Plugin {
@@ -334,6 +334,7 @@ impl Plugin {
                 (output, outcome, fuel_used)
             }
         };
+        let output = self.with_grant_hint(output, &outcome, spent.as_ref());
         CallRecord {
             output,
             outcome,
@@ -341,6 +342,30 @@ impl Plugin {
             spent,
             arguments,
         }
+    }
+
+    /// A failed call that reached for files or the network without the
+    /// grant gets, after its own message, the manifest lines that would
+    /// grant it (see `missing_grant`).
+    fn with_grant_hint(
+        &self,
+        mut output: CallOutput,
+        outcome: &Outcome,
+        spent: Option<&Spent>,
+    ) -> CallOutput {
+        let trapped = match (outcome, output.content.first()) {
+            (Outcome::Failed(_), Some(Content::Text { text, .. })) => Some(text.as_str()),
+            (Outcome::Failed(_), _) => Some(""),
+            _ => None,
+        };
+        if output.is_error
+            && let Some(spent) = spent
+            && let Some(hint) =
+                missing_grant::hint(&self.name, &self.manifest, spent.reached(), trapped)
+        {
+            output.content.push(Content::text(hint));
+        }
+        output
     }
 
     /// Admits a call of tool number `index` under the plugin's concurrency

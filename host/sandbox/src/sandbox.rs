@@ -34,6 +34,7 @@ use crate::changes::ToolsChanged;
 use crate::http::HttpPolicy;
 use crate::limits::Limits;
 use crate::manifest::Manifest;
+use crate::missing_grant;
 use crate::quota::TokenBucket;
 use crate::state::keyvalue::{KeyValueView, StateAccess};
 use crate::state::{self, StateStore};
@@ -171,6 +172,11 @@ impl Spent {
         self.store.data().tools_changed
     }
 
+    /// What the plugin reached for during the call that a grant gives.
+    pub fn reached(&self) -> missing_grant::Reached {
+        self.store.data().reached
+    }
+
     /// The fuel the call burned of the `budget` it started with: all of it
     /// when it ran out, what it had run when it returned or trapped. Not
     /// after a timeout: the dropped run takes its counters with it.
@@ -270,6 +276,9 @@ impl Sandbox {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(anyhow::Error::from)
             .context("linking WASI")?;
+        missing_grant::add_to_linker(&mut linker)
+            .map_err(anyhow::Error::from)
+            .context("linking WASI's preopens and network")?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
             .map_err(anyhow::Error::from)
             .context("linking WASI HTTP")?;
@@ -468,6 +477,7 @@ impl Sandbox {
             stdout,
             stderr,
             http_ctx: WasiHttpCtx::new(),
+            reached: missing_grant::Reached::default(),
             http: HttpPolicy {
                 plugin: plugin.clone(),
                 grant: manifest.http.clone(),
@@ -623,6 +633,8 @@ pub struct CallState {
     http: HttpPolicy,
     /// Its plugin's store, with a `[state]` grant.
     state: Option<StateAccess>,
+    /// What the guest reached for that a grant gives (see `missing_grant`).
+    pub(crate) reached: missing_grant::Reached,
 }
 
 impl CallState {
