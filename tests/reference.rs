@@ -7,10 +7,13 @@
 //! (content, structuredContent, isError) and the tools/list entry. The few
 //! differences allowed are written down, with their reasons, in the driver.
 //!
-//! For now: `sequential-thinking` (npm
+//! Here: `sequential-thinking` (npm
 //! `@modelcontextprotocol/server-sequential-thinking` 2026.8.31) against
-//! `plugins/js-sequential-thinking`.
+//! `plugins/js-sequential-thinking`; the others are modules of their own
+//! (`memory`: tests/reference/memory.rs).
 
+#[path = "reference/memory.rs"]
+mod memory;
 mod support;
 
 use std::process::Command;

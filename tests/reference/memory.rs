@@ -1,0 +1,63 @@
+//! Issue 27, `memory`: plugins/js-memory checked call for call against the
+//! reference server it replaces, npm `@modelcontextprotocol/server-memory`
+//! 2026.8.31, installed pinned under `target/clients/reference/memory` by
+//! tests/reference/memory/setup.
+//!
+//! The driver, tests/reference/memory/compare.py, runs both servers through
+//! five scripted sessions (tools/list and 75 calls: a main session from no
+//! file, the plugin starting on the original's file, the legacy memory.json
+//! migration, a relative MEMORY_FILE_PATH, a corrupt file), each server on
+//! its own file in its own folder, and compares every answer (content,
+//! structuredContent, isError) and, after each session, the two JSONL files
+//! byte for byte. The differences it allows, each with its reason, are in
+//! its docstring: `mirror` (Corral adds the structured content as a text
+//! item when no text item holds it), `schema` (Corral's validator refuses
+//! bad arguments in its own words) and `parse` (V8 and SpiderMonkey word
+//! JSON.parse errors differently).
+
+use std::process::Command;
+
+use super::support::{repo_root, run_setup, test_cache_dir};
+use super::{folder_with_plugin, python};
+
+#[test]
+fn memory_answers_and_writes_its_file_as_the_original_does() {
+    let original = run_setup("tests/reference/memory/setup");
+    let (node, entry) = (&original[0], &original[1]);
+    let plugins = folder_with_plugin("js-memory");
+    let work = tempfile::tempdir().unwrap();
+    let output = Command::new(python())
+        .arg(repo_root().join("tests/reference/memory/compare.py"))
+        .args([node, entry, env!("CARGO_BIN_EXE_corral")])
+        .arg(plugins.path())
+        .arg(work.path())
+        .env("CORRAL_LOG", "warn")
+        .env("CORRAL_CACHE_DIR", test_cache_dir())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("running tests/reference/memory/compare.py");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the plugin differs from the original\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    println!("{stdout}");
+}
+
+/// The plugin's graph and path logic passes its own unit tests under Node
+/// (`node --test`), outside the component.
+#[test]
+fn memory_logic_passes_its_unit_tests() {
+    let output = Command::new("node")
+        .args(["--test", "plugins/js-memory/graph.test.js"])
+        .current_dir(repo_root())
+        .output()
+        .expect("running node --test");
+    assert!(
+        output.status.success(),
+        "node --test plugins/js-memory/graph.test.js:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
