@@ -376,7 +376,14 @@ class Report:
         b = plugin.read_bytes() if plugin.exists() else None
         if a is None or a != b:
             self.failures += 1
-            print(f"FAIL {what}: the files differ\n  original {original}: {short(a and a.decode(errors='replace'))}\n  plugin   {plugin}: {short(b and b.decode(errors='replace'))}")
+            # Shown from a little before the first byte that differs.
+            at = next((i for i, (x, y) in enumerate(zip(a or b"", b or b"")) if x != y), min(len(a or b""), len(b or b"")))
+            start = max(0, at - 40)
+            print(
+                f"FAIL {what}: the files differ at byte {at}\n"
+                f"  original {original}: {short(a and a[start:].decode(errors='replace'))}\n"
+                f"  plugin   {plugin}: {short(b and b[start:].decode(errors='replace'))}"
+            )
         else:
             print(f"ok   {what}: the two files are the same {len(a)} bytes")
 
