@@ -61,3 +61,48 @@ fn memory_logic_passes_its_unit_tests() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// Without a usable grant the plugin says what its manifest lacks, rather
+/// than failing with a bare filesystem error: no directory, a read-only one,
+/// a MEMORY_FILE_PATH outside the granted ones.
+#[test]
+fn memory_says_what_its_grant_lacks() {
+    let dirs = |mode: &str| {
+        format!("[[dirs]]\nhost = \"memory\"\nguest = \"/memory\"\nmode = \"{mode}\"\n")
+    };
+    let cases = [
+        (String::new(), "must grant one in [[dirs]]"),
+        (
+            dirs("ro"),
+            "cannot create a temporary file for /memory/memory.jsonl: ",
+        ),
+        (
+            dirs("rw") + "[env]\nset = { MEMORY_FILE_PATH = \"/elsewhere/m.jsonl\" }\n",
+            "/elsewhere/m.jsonl is not a file inside a directory granted in the manifest's [[dirs]] (granted: /memory)",
+        ),
+    ];
+    for (manifest, says) in cases {
+        let plugins = folder_with_plugin("js-memory");
+        std::fs::write(plugins.path().join("js-memory.toml"), &manifest).unwrap();
+        std::fs::create_dir(plugins.path().join("memory")).unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_corral"))
+            .arg("call")
+            .arg(plugins.path())
+            .arg("create_entities")
+            .arg(r#"{"entities": [{"name": "Ada", "entityType": "person", "observations": []}]}"#)
+            .env("CORRAL_LOG", "warn")
+            .env("CORRAL_CACHE_DIR", test_cache_dir())
+            .output()
+            .expect("running corral call");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            !output.status.success() && stdout.contains(says),
+            "manifest:\n{manifest}\nexpected an error saying {says:?}, got:\n{stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let left = std::fs::read_dir(plugins.path().join("memory"))
+            .unwrap()
+            .count();
+        assert_eq!(left, 0, "nothing is written into the folder:\n{manifest}");
+    }
+}
