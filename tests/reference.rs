@@ -10,11 +10,15 @@
 //!
 //! - `sequential_thinking`: npm `@modelcontextprotocol/server-sequential-thinking`
 //!   2026.8.31 against `plugins/js-sequential-thinking`;
-//! - `time`: PyPI `mcp-server-time` 2026.10.19 against `plugins/python-time`.
+//! - `time`: PyPI `mcp-server-time` 2026.10.19 against `plugins/python-time`;
+//! - `memory`: npm `@modelcontextprotocol/server-memory` 2026.8.31 against
+//!   `plugins/js-memory`.
 
 mod support;
 
 // Each server's module is in its folder's neighbour, tests/reference/NAME.rs.
+#[path = "reference/memory.rs"]
+mod memory;
 #[path = "reference/sequential_thinking.rs"]
 mod sequential_thinking;
 #[path = "reference/time.rs"]

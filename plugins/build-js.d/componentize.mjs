@@ -8,9 +8,12 @@
 //
 // Usage: node componentize.mjs WIT_DIR ENTRY.js OUT.wasm [WORLD]
 //
-// WORLD is `plugin` (the default) or `plugin-with-state`, which adds the
+// WORLD is `plugin` (the default), `plugin-with-state`, which adds the
 // wasi:keyvalue imports for a plugin whose manifest grants [state]
-// (wit/plugin-with-state.wit).
+// (wit/plugin-with-state.wit), `plugin-with-files`, which adds
+// wasi:filesystem's types and preopens and wasi:cli/environment for a plugin
+// whose manifest grants [[dirs]] (wit/plugin-with-files.wit), or
+// `plugin-with-state-and-files`.
 //
 // Console output (the engine's `stdio` feature) stays on: without it an
 // uncaught error's message and stack are lost and the call fails with a bare
@@ -21,20 +24,25 @@
 // the manifest grants one. Every other optional feature is disabled:
 // Math.random/crypto, the monotonic clock, fetch and the HTTP handler (whose
 // wasi:http import needs a grant). The build fails if the plugin's own source
-// imports anything but corral:plugin/* (and wasi:keyvalue/* for
-// plugin-with-state).
+// imports anything but corral:plugin/* (and wasi:keyvalue/* with state;
+// with files, wasi:filesystem/*, the wasi:io/* and wasi:clocks/* its types
+// use, and wasi:cli/environment).
 
 import { componentize } from '@bytecodealliance/componentize-js';
 import { writeFile } from 'node:fs/promises';
 
 const [witPath, sourcePath, outPath, worldName = 'plugin'] = process.argv.slice(2);
 // What each world lets the plugin's source import.
-const allowed = {
+const files = ['wasi:filesystem/', 'wasi:io/', 'wasi:clocks/', 'wasi:cli/environment@'];
+const worlds = {
   plugin: ['corral:plugin/'],
   'plugin-with-state': ['corral:plugin/', 'wasi:keyvalue/'],
-}[worldName];
+  'plugin-with-files': ['corral:plugin/', ...files],
+  'plugin-with-state-and-files': ['corral:plugin/', 'wasi:keyvalue/', ...files],
+};
+const allowed = worlds[worldName];
 if (!outPath || !allowed) {
-  console.error('usage: node componentize.mjs WIT_DIR ENTRY.js OUT.wasm [plugin|plugin-with-state]');
+  console.error(`usage: node componentize.mjs WIT_DIR ENTRY.js OUT.wasm [${Object.keys(worlds).join('|')}]`);
   process.exit(2);
 }
 

@@ -1,0 +1,93 @@
+//! `memory`: plugins/js-memory checked call for call against the
+//! reference server it replaces, npm `@modelcontextprotocol/server-memory`
+//! 2026.8.31, installed pinned under `target/clients/reference/memory` by
+//! tests/reference/memory/setup.
+//!
+//! The driver, tests/reference/memory/compare.py, runs both servers through
+//! five scripted sessions (tools/list and 75 calls: a main session from no
+//! file, the plugin starting on the original's file, the legacy memory.json
+//! migration, a relative MEMORY_FILE_PATH, a corrupt file), each server on
+//! its own file in its own folder, and compares every answer (content,
+//! structuredContent, isError) and, after each session, the two JSONL files
+//! byte for byte. The differences it allows, each with its reason, are in
+//! its docstring: `mirror` (Corral adds the structured content as a text
+//! item when no text item holds it), `schema` (Corral's validator refuses
+//! bad arguments in its own words) and `parse` (V8 and SpiderMonkey word
+//! JSON.parse errors differently).
+
+use std::ffi::OsStr;
+use std::process::Command;
+
+use super::support::test_cache_dir;
+use super::{compare, folder_with_plugin, node_unit_tests, original};
+
+#[test]
+fn memory_answers_and_writes_its_file_as_the_original_does() {
+    let original = original("memory");
+    let (node, entry) = (&original[0], &original[1]);
+    let plugins = folder_with_plugin("js-memory");
+    let work = tempfile::tempdir().unwrap();
+    let stdout = compare(
+        "memory",
+        &[
+            OsStr::new(node),
+            OsStr::new(entry),
+            OsStr::new(env!("CARGO_BIN_EXE_corral")),
+            plugins.path().as_os_str(),
+            work.path().as_os_str(),
+        ],
+    );
+    println!("{stdout}");
+}
+
+/// The plugin's graph and path logic passes its own unit tests under Node
+/// (`node --test`), outside the component.
+#[test]
+fn memory_logic_passes_its_unit_tests() {
+    node_unit_tests("plugins/js-memory/graph.test.js");
+}
+
+/// Without a usable grant the plugin says what its manifest lacks, rather
+/// than failing with a bare filesystem error: no directory, a read-only one,
+/// a MEMORY_FILE_PATH outside the granted ones.
+#[test]
+fn memory_says_what_its_grant_lacks() {
+    let dirs = |mode: &str| {
+        format!("[[dirs]]\nhost = \"memory\"\nguest = \"/memory\"\nmode = \"{mode}\"\n")
+    };
+    let cases = [
+        (String::new(), "must grant one in [[dirs]]"),
+        (
+            dirs("ro"),
+            "cannot create a temporary file for /memory/memory.jsonl: ",
+        ),
+        (
+            dirs("rw") + "[env]\nset = { MEMORY_FILE_PATH = \"/elsewhere/m.jsonl\" }\n",
+            "/elsewhere/m.jsonl is not a file inside a directory granted in the manifest's [[dirs]] (granted: /memory)",
+        ),
+    ];
+    for (manifest, says) in cases {
+        let plugins = folder_with_plugin("js-memory");
+        std::fs::write(plugins.path().join("js-memory.toml"), &manifest).unwrap();
+        std::fs::create_dir(plugins.path().join("memory")).unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_corral"))
+            .arg("call")
+            .arg(plugins.path())
+            .arg("create_entities")
+            .arg(r#"{"entities": [{"name": "Ada", "entityType": "person", "observations": []}]}"#)
+            .env("CORRAL_LOG", "warn")
+            .env("CORRAL_CACHE_DIR", test_cache_dir())
+            .output()
+            .expect("running corral call");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            !output.status.success() && stdout.contains(says),
+            "manifest:\n{manifest}\nexpected an error saying {says:?}, got:\n{stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let left = std::fs::read_dir(plugins.path().join("memory"))
+            .unwrap()
+            .count();
+        assert_eq!(left, 0, "nothing is written into the folder:\n{manifest}");
+    }
+}
