@@ -7,11 +7,14 @@
 //! (content, structuredContent, isError) and the tools/list entry. The few
 //! differences allowed are written down, with their reasons, in the driver.
 //!
-//! For now: `sequential-thinking` (npm
+//! `sequential-thinking` (npm
 //! `@modelcontextprotocol/server-sequential-thinking` 2026.8.31) against
-//! `plugins/js-sequential-thinking`.
+//! `plugins/js-sequential-thinking`, here; `fetch` (PyPI `mcp-server-fetch`
+//! 2026.10.24) against `plugins/python-fetch`, in `reference/fetch.rs`.
 
 mod support;
+
+mod fetch;
 
 use std::process::Command;
 use std::sync::OnceLock;
