@@ -14,6 +14,7 @@
 
 mod support;
 
+#[path = "reference/fetch.rs"]
 mod fetch;
 
 use std::process::Command;
