@@ -101,12 +101,22 @@ SESSION = [
     ("fetch", {"url": "SITE/outside"}, "grant"),
     # robots.txt forbids /private/.
     ("fetch", {"url": "SITE/private/secret.html"}, None),
+    # Other robots.txt answers (a fourth element replaces the site's
+    # /robots.txt for that call): refusals, a missing file, a server error
+    # whose body is read as rules, rules for the original's user agent, a
+    # redirect.
+    ("fetch", {"url": "SITE/article.html"}, None, (403, {}, b"")),
+    ("fetch", {"url": "SITE/article.html"}, None, (401, {}, b"")),
+    ("fetch", {"url": "SITE/article.html", "max_length": 100}, None, (404, {}, b"")),
+    ("fetch", {"url": "SITE/article.html"}, None, (500, {}, b"User-agent: *\nDisallow: /\n")),
+    ("fetch", {"url": "SITE/article.html"}, None, (200, {}, b"User-agent: ModelContextProtocol\nDisallow: /article\n\nUser-agent: *\nAllow: /\n")),
+    ("fetch", {"url": "SITE/unicode.html"}, None, (301, {"Location": "/private/robots.txt"}, b"")),
     # URLs as pydantic's AnyUrl serializes them.
     ("fetch", {"url": "SITE"}, None),
     ("fetch", {"url": "SITE/a/../article.html?q=tide pools&x=ü#Section 2", "max_length": 200}, None),
     ("fetch", {"url": "HTTP://127.0.0.1:SITE_PORT/./unicode.html", "max_length": 100}, None),
     # Bad URLs and arguments.
-    ("fetch", {"url": "not a url"}, "schema"),
+    ("fetch", {"url": "not a url"}, None),
     ("fetch", {"url": "ftp://127.0.0.1:SITE_PORT/file.txt"}, None),
     ("fetch", {"url": "SITE/article.html", "max_length": 0}, "schema"),
     ("fetch", {"url": "SITE/article.html", "start_index": -1}, "schema"),
@@ -176,6 +186,7 @@ def site_routes(outside_base):
         "/html-as-text": (200, {"Content-Type": "text/plain"}, page("index.html")),
         "/empty.html": (200, {"Content-Type": html}, page("empty.html")),
         "/private/secret.html": (200, {"Content-Type": html}, page("secret.html")),
+        "/private/robots.txt": (200, {"Content-Type": "text/plain"}, b"User-agent: *\nDisallow: /unicode\n"),
         "/missing": (404, {"Content-Type": html}, b"<html><body><h1>Not found</h1></body></html>"),
         "/error": (500, {"Content-Type": html}, b"<html><body><h1>Internal error</h1></body></html>"),
         "/redirect": redirect(302, "/article.html"),
@@ -272,7 +283,7 @@ def substitute(value, bases):
     return value
 
 
-async def run_session(label, session_calls, original, ours, site_log, outside_log, bases, failures, used):
+async def run_session(label, session_calls, original, ours, routes, site_log, outside_log, bases, failures, used):
     async with stdio_client(original) as (r1, w1), stdio_client(ours) as (r2, w2):
         async with ClientSession(r1, w1) as theirs_s, ClientSession(r2, w2) as ours_s:
             await theirs_s.initialize()
@@ -291,14 +302,18 @@ async def run_session(label, session_calls, original, ours, site_log, outside_lo
                         )
             print(f"{label}: tools/list: {len(their_tools)} tool(s) compared ({', '.join(TOOL_FIELDS)})")
 
-            for index, (tool, arguments, kind) in enumerate(session_calls, 1):
+            for index, (tool, arguments, kind, *robots) in enumerate(session_calls, 1):
                 arguments = {key: substitute(value, bases) for key, value in arguments.items()}
+                saved_robots = routes["/robots.txt"]
+                if robots:
+                    routes["/robots.txt"] = robots[0]
                 marks = (site_log.mark(), outside_log.mark())
                 theirs = await ask(theirs_s, tool, arguments)
                 their_requests = (site_log.since(marks[0]), outside_log.since(marks[1]))
                 marks = (site_log.mark(), outside_log.mark())
                 mine = await ask(ours_s, tool, arguments)
                 our_requests = (site_log.since(marks[0]), outside_log.since(marks[1]))
+                routes["/robots.txt"] = saved_robots
                 difference = compare(kind, mine, theirs, our_requests, their_requests)
                 needed = mine != theirs or our_requests != their_requests
                 line = f"{label} {index:2} {tool} {json.dumps(arguments, ensure_ascii=False)[:100]}"
@@ -352,7 +367,7 @@ async def main(reference_python: str, corral: str, plugin_wasm: str) -> int:
                 env=original_env,
             )
             ours = StdioServerParameters(command=corral, args=["serve", folder], env=corral_env)
-            calls += await run_session(label, session_calls, original, ours, site_log, outside_log, bases, failures, used)
+            calls += await run_session(label, session_calls, original, ours, routes, site_log, outside_log, bases, failures, used)
 
     outside_total = outside_log.mark()
     print(f"{calls} calls compared; allowed differences met: {sorted(used)}")
