@@ -6,7 +6,7 @@
 //! serves the fixture pages of tests/reference/fetch/pages from a loopback
 //! HTTP server, plus a second one playing a host outside the plugin's grant,
 //! and runs both servers through two scripted sessions (robots.txt obeyed,
-//! then ignored): tools/list and 56 calls. It compares every answer (content,
+//! then ignored): tools/list and 58 calls. It compares every answer (content,
 //! structuredContent, isError, or the protocol error) and the requests each
 //! side sent for it (path and User-Agent, in order). The differences it
 //! allows, each with its reason, are its `ALLOWED`:
@@ -14,7 +14,7 @@
 //! - `schema`: arguments that break the input schema are refused by Corral's
 //!   validator, in its words, before the plugin runs (the original's are
 //!   pydantic's); both are isError results;
-//! - `grant`: a redirect to a host outside the plugin's `[http] allow` list
+//! - `grant`: a URL or a redirect to a host outside the plugin's `[http] allow` list
 //!   is followed by the original and refused by Corral: the plugin answers an
 //!   error naming the host, and the outside server sees no request from it.
 
@@ -43,7 +43,7 @@ fn fetch_answers_every_call_as_the_original_does() {
         "the plugin differs from the original\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
     assert!(
-        stdout.contains("56 calls compared"),
+        stdout.contains("58 calls compared"),
         "the sessions did not run to their end:\n{stdout}"
     );
     println!("{stdout}");

@@ -52,8 +52,8 @@ ALLOWED = {
     "schema": "arguments that break the input schema (a missing url, max_length 0, a string for a "
     "boolean) are refused by Corral's validator before the plugin runs, with its own wording; the "
     "original's is pydantic's. Both are isError results with one text block",
-    "grant": "a redirect to a host outside the plugin's [http] allow list: the original (run with "
-    "--allow-private-ips) follows it; Corral refuses the request, so the plugin answers an error naming "
+    "grant": "a URL, or a redirect, to a host outside the plugin's [http] allow list: the original (run "
+    "with --allow-private-ips) fetches it; Corral refuses the request, so the plugin answers an error naming "
     "the host and its grant, and the outside server sees no request from it. The requests both sent "
     "to the granted site are the same",
 }
@@ -99,6 +99,7 @@ SESSION = [
     ("fetch", {"url": "SITE/loop"}, None),
     ("fetch", {"url": "SITE/to-private"}, None),
     ("fetch", {"url": "SITE/outside"}, "grant"),
+    ("fetch", {"url": "OUTSIDE/landing.html"}, "grant"),
     # robots.txt forbids /private/.
     ("fetch", {"url": "SITE/private/secret.html"}, None),
     # Other robots.txt answers (a fourth element replaces the site's
@@ -136,6 +137,7 @@ SESSION_IGNORING_ROBOTS = [
     ("fetch", {"url": "SITE/loop"}, None),
     ("fetch", {"url": "SITE/missing"}, None),
     ("fetch", {"url": "SITE/outside"}, "grant"),
+    ("fetch", {"url": "OUTSIDE/landing.html"}, "grant"),
     ("fetch", {"url": "ftp://127.0.0.1:SITE_PORT/file.txt"}, None),
 ]
 
