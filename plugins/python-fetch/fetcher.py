@@ -43,13 +43,17 @@ class HttpError(Exception):
 
 
 class Refused(Exception):
-    """The host refused a request outside the plugin's [http] grant."""
+    """The host refused a request outside the plugin's [http] grant. The
+    guest sees only wasi:http's HTTP-request-denied, which Corral answers
+    both for a host the grant does not list and for a host listed through a
+    wildcard that resolves to a non-public address: the message names both."""
 
     def __init__(self, url: str):
         parts = urlsplit(url)
         port = parts.port or (443 if parts.scheme == "https" else 80)
         super().__init__(
             f"Corral refused the request to {url}: {parts.hostname}:{port} is not in this plugin's [http] allow list"
+            " (or is allowed only through a wildcard and resolves to a private address)"
         )
 
 
