@@ -12,11 +12,14 @@
 //!   2026.8.31 against `plugins/js-sequential-thinking`;
 //! - `time`: PyPI `mcp-server-time` 2026.10.19 against `plugins/python-time`;
 //! - `memory`: npm `@modelcontextprotocol/server-memory` 2026.8.31 against
-//!   `plugins/js-memory`.
+//!   `plugins/js-memory`;
+//! - `fetch`: PyPI `mcp-server-fetch` 2026.10.24 against `plugins/python-fetch`.
 
 mod support;
 
 // Each server's module is in its folder's neighbour, tests/reference/NAME.rs.
+#[path = "reference/fetch.rs"]
+mod fetch;
 #[path = "reference/memory.rs"]
 mod memory;
 #[path = "reference/sequential_thinking.rs"]
