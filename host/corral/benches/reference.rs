@@ -22,13 +22,15 @@ mod stdio;
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 
+use std::io::{Read, Write};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use stdio::{Client, Latencies, median, ms};
-use support::{all_plugins_dir, run_setup, target_dir, test_cache_dir};
+use support::{all_plugins_dir, repo_root, run_setup, target_dir, test_cache_dir};
 
 /// The zone both time servers are given as the local one.
 const LOCAL_ZONE: &str = "Europe/Warsaw";
@@ -60,7 +62,26 @@ fn references(work: &Path) -> Vec<Reference> {
         &["-m", "mcp_server_time", "--local-timezone", LOCAL_ZONE],
     );
 
-    let _ = work;
+    let memory = run_setup("tests/reference/memory/setup");
+    let memory_dir = work.join("memory");
+    std::fs::create_dir_all(&memory_dir).unwrap();
+    let memory_original = Launch::new(&memory[0], &[&memory[1]]).with_env(
+        "MEMORY_FILE_PATH",
+        work.join("original-memory.jsonl").to_str().unwrap(),
+    );
+
+    // The original fetch with only its virtualenv on PATH, as
+    // tests/reference/fetch/compare.py runs it: with node on PATH its
+    // readabilipy npm-installs Readability.js at the first fetch.
+    let fetch = run_setup("tests/reference/fetch/setup");
+    let fetch_bin = Path::new(&fetch[0]).parent().unwrap().to_str().unwrap();
+    let fetch_original = Launch::new(
+        &fetch[0],
+        &["-m", "mcp_server_fetch", "--allow-private-ips"],
+    )
+    .with_env("PATH", fetch_bin);
+    let page = serve_page(repo_root().join("tests/reference/fetch/pages/article.html"));
+
     vec![
         Reference {
             name: "sequential-thinking",
@@ -104,23 +125,98 @@ fn references(work: &Path) -> Vec<Reference> {
                 ),
             ],
         },
+        Reference {
+            name: "memory",
+            plugin: "js-memory",
+            original: memory_original,
+            manifest: format!(
+                "[[dirs]]\nhost = \"{}\"\nguest = \"/memory\"\nmode = \"rw\"\n\n\
+                 [env]\nset = {{ MEMORY_FILE_PATH = \"/memory/memory.jsonl\" }}\n",
+                memory_dir.display()
+            ),
+            // A small graph made by the first call (later ones find its
+            // entities there and add nothing), then read three ways.
+            calls: vec![
+                (
+                    "create_entities",
+                    json!({ "entities": [
+                        { "name": "Ada", "entityType": "person", "observations": ["wrote the first program"] },
+                        { "name": "Engine", "entityType": "machine", "observations": ["analytical"] },
+                    ]}),
+                    "content",
+                ),
+                ("read_graph", json!({}), "Ada"),
+                ("search_nodes", json!({ "query": "analytical" }), "Engine"),
+                ("open_nodes", json!({ "names": ["Ada"] }), "first program"),
+            ],
+        },
+        Reference {
+            name: "fetch",
+            plugin: "python-fetch",
+            original: fetch_original,
+            manifest: format!(
+                "[http]\nallow = [\"{page}\"]\n\n[limits]\ntimeout = \"60 s\"\nfuel = 200_000_000_000\n"
+            ),
+            calls: vec![(
+                "fetch",
+                json!({ "url": format!("http://{page}/article.html") }),
+                "Contents of http://",
+            )],
+        },
     ]
+}
+
+/// Serves `page` on loopback to every GET but `/robots.txt` (a 404: no
+/// rules), one connection at a time, each closed after its answer; returns
+/// its `127.0.0.1:PORT`.
+fn serve_page(page: PathBuf) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let body = std::fs::read(page).unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = Vec::new();
+            let mut buffer = [0; 4096];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buffer) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&buffer[..n]),
+                }
+            }
+            let (status, body, kind): (&str, &[u8], &str) =
+                if request.starts_with(b"GET /robots.txt ") {
+                    ("404 Not Found", b"", "text/plain")
+                } else {
+                    ("200 OK", &body, "text/html; charset=utf-8")
+                };
+            let head = format!(
+                "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(body);
+        }
+    });
+    address
 }
 
 /// The plugin's manifest with the rate limit lifted, so that the bench
 /// measures calls, not refusals (the originals have no rate limit).
 fn unthrottled(manifest: &str) -> String {
-    assert!(
-        !manifest.contains("[limits]"),
-        "the bench adds its own [limits] to the manifest:\n{manifest}"
-    );
-    format!("{manifest}\n[limits]\nrate = 1_000_000\n")
+    const LIMITS: &str = "[limits]\n";
+    if manifest.contains(LIMITS) {
+        manifest.replacen(LIMITS, "[limits]\nrate = 1_000_000\n", 1)
+    } else {
+        format!("{manifest}\n[limits]\nrate = 1_000_000\n")
+    }
 }
 
 /// A server's command line, which can be started again and again.
 struct Launch {
     program: String,
     args: Vec<String>,
+    env: Vec<(String, String)>,
 }
 
 impl Launch {
@@ -128,14 +224,23 @@ impl Launch {
         Launch {
             program: program.to_string(),
             args: args.iter().map(|arg| arg.to_string()).collect(),
+            env: Vec::new(),
         }
+    }
+
+    fn with_env(mut self, name: &str, value: &str) -> Launch {
+        self.env.push((name.to_string(), value.to_string()));
+        self
     }
 
     /// Spawns it (stderr into `log`), initializes, and lists its tools;
     /// returns the client and the time from spawn to the list's answer.
     fn start(&self, log: &Path) -> (Client, Duration) {
         let mut command = Command::new(&self.program);
-        command.args(&self.args).env_remove("CORRAL_LOG");
+        command
+            .args(&self.args)
+            .envs(self.env.iter().map(|(name, value)| (name, value)))
+            .env_remove("CORRAL_LOG");
         let log = std::fs::File::create(log).unwrap();
         let started = Instant::now();
         let mut client = Client::spawn(command, Stdio::from(log));
@@ -212,30 +317,47 @@ fn proc_status_bytes(pid: u32, field: &str) -> u64 {
     kib * 1024
 }
 
-/// Starts `launch` `runs` times (the median startup), then, on the last
-/// start, makes `calls` timed calls (after a tenth as many untimed), taking
-/// the servers' calls in turn: call `i` is `sessions[i % len]`'s next one.
-fn measure(
-    launch: &Launch,
-    sessions: &[&[(&'static str, Value, &'static str)]],
-    calls: usize,
-    runs: usize,
-    log: &Path,
-) -> Measured {
+/// One call of a session: the server it goes to (an index into the
+/// clients), the tool, its arguments and a text its answer holds.
+type Call<'a> = (usize, &'a (&'static str, Value, &'static str));
+
+/// The calls of `sessions` taken in turn, one from each while it has any:
+/// what a client using every server at once sends.
+fn interleaved<'a>(sessions: &[&'a [(&'static str, Value, &'static str)]]) -> Vec<Call<'a>> {
+    let longest = sessions
+        .iter()
+        .map(|session| session.len())
+        .max()
+        .unwrap_or(0);
+    (0..longest)
+        .flat_map(|i| {
+            sessions
+                .iter()
+                .enumerate()
+                .filter_map(move |(server, session)| Some((server, session.get(i)?)))
+        })
+        .collect()
+}
+
+/// Starts `launch` `runs` times; returns the last one started and the
+/// median time to its tools list.
+fn started(launch: &Launch, runs: usize, log: &Path) -> (Client, Duration) {
     let mut startups = Vec::with_capacity(runs);
-    let mut client = None;
+    let mut last = None;
     for _ in 0..runs {
-        let (started, elapsed) = launch.start(log);
+        let (client, elapsed) = launch.start(log);
         startups.push(elapsed);
-        client = Some(started);
+        last = Some(client);
     }
-    let mut client = client.unwrap();
-    let all: Vec<&(&str, Value, &str)> = (0..sessions.iter().map(|s| s.len()).max().unwrap())
-        .flat_map(|i| sessions.iter().filter_map(move |session| session.get(i)))
-        .collect();
-    let run = |client: &mut Client, i: usize| {
-        let (tool, arguments, expect) = all[i % all.len()];
-        let result = client.result(
+    (last.unwrap(), median(startups))
+}
+
+/// Makes `calls` timed calls (after a tenth as many untimed) of `sequence`,
+/// over and over, each to its own server's client.
+fn timed_calls(clients: &mut [Client], sequence: &[Call<'_>], calls: usize) -> Latencies {
+    let run = |clients: &mut [Client], i: usize| {
+        let (server, (tool, arguments, expect)) = sequence[i % sequence.len()];
+        let result = clients[server].result(
             "tools/call",
             &json!({ "name": tool, "arguments": arguments }),
         );
@@ -250,22 +372,45 @@ fn measure(
         );
     };
     for i in 0..calls / 10 {
-        run(&mut client, i);
+        run(clients, i);
     }
     let mut samples = Vec::with_capacity(calls);
-    let started = Instant::now();
+    let began = Instant::now();
     for i in 0..calls {
         let sent = Instant::now();
-        run(&mut client, i);
+        run(clients, i);
         samples.push(sent.elapsed());
     }
-    let latencies = Latencies::new(samples, started.elapsed());
-    let pid = client.child.id();
+    Latencies::new(samples, began.elapsed())
+}
+
+/// Each of `launches` started `runs` times (the last start of each kept),
+/// then `calls` calls of `sequence` to them; with the processes' memory
+/// summed. Startup is the slowest one's: a client starts its servers at
+/// once.
+fn measure(
+    launches: &[&Launch],
+    sequence: &[Call<'_>],
+    calls: usize,
+    runs: usize,
+    log: &Path,
+) -> Measured {
+    let (mut clients, startups): (Vec<Client>, Vec<Duration>) = launches
+        .iter()
+        .map(|launch| started(launch, runs, log))
+        .unzip();
+    let latencies = timed_calls(&mut clients, sequence, calls);
+    let memory = |field| {
+        clients
+            .iter()
+            .map(|client| proc_status_bytes(client.child.id(), field))
+            .sum()
+    };
     Measured {
-        startup: median(startups),
+        startup: startups.into_iter().max().unwrap(),
         latencies,
-        rss: proc_status_bytes(pid, "VmRSS"),
-        peak_rss: proc_status_bytes(pid, "VmHWM"),
+        rss: memory("VmRSS"),
+        peak_rss: memory("VmHWM"),
     }
 }
 
@@ -339,48 +484,41 @@ fn main() {
         "| server | p50 original / Corral | p90 original / Corral | startup original / Corral | memory (RSS) original / Corral |"
     );
     println!("| --- | --- | --- | --- | --- |");
-    let mut originals = Vec::new();
-    let mut peak_sum = 0;
     for reference in &references {
-        let original = measure(&reference.original, &[&reference.calls], calls, runs, &log);
+        let sequence = interleaved(&[&reference.calls]);
+        let original = measure(&[&reference.original], &sequence, calls, runs, &log);
         let folder = folder_of(&[reference], work.path());
         let ours = measure(
-            &corral(&folder, work.path()),
-            &[&reference.calls],
+            &[&corral(&folder, work.path())],
+            &sequence,
             calls,
             runs,
             &log,
         );
         row(reference.name, &original, &ours);
-        peak_sum += original.peak_rss;
-        originals.push(original);
     }
     if references.len() > 1 {
-        // Every server at once: one Corral process with every plugin, against
-        // the originals' processes together (their memory summed; the
-        // latency of one call each, in turn, to each original's own process).
-        let all: Vec<&Reference> = references.iter().collect();
+        // Every server at once, the same calls in the same order: one
+        // Corral process serving every plugin, against one process per
+        // original (each call to its own server's).
         let sessions: Vec<&[(&str, Value, &str)]> =
-            all.iter().map(|r| r.calls.as_slice()).collect();
+            references.iter().map(|r| r.calls.as_slice()).collect();
+        let sequence = interleaved(&sessions);
+        let launches: Vec<&Launch> = references.iter().map(|r| &r.original).collect();
+        let originals = measure(&launches, &sequence, calls, runs, &log);
+        let all: Vec<&Reference> = references.iter().collect();
         let folder = folder_of(&all, work.path());
-        let ours = measure(&corral(&folder, work.path()), &sessions, calls, runs, &log);
-        let mut samples: Vec<Duration> = originals
-            .iter()
-            .flat_map(|m| m.latencies.sorted.iter().copied())
-            .collect();
-        samples.sort();
-        let total = originals.iter().map(|m| m.latencies.total).sum();
-        let together = Measured {
-            startup: originals.iter().map(|m| m.startup).max().unwrap(),
-            latencies: Latencies::new(samples, total),
-            rss: originals.iter().map(|m| m.rss).sum(),
-            peak_rss: peak_sum,
-        };
-        row(&format!("all {} at once", all.len()), &together, &ours);
+        let one_corral = corral(&folder, work.path());
+        let mut to_corral = sequence.clone();
+        for call in &mut to_corral {
+            call.0 = 0;
+        }
+        let ours = measure(&[&one_corral], &to_corral, calls, runs, &log);
+        row(&format!("all {} at once", all.len()), &originals, &ours);
         println!();
         println!(
             "peak memory (VmHWM): the originals together {}, Corral with every plugin {}",
-            mib(together.peak_rss).trim(),
+            mib(originals.peak_rss).trim(),
             mib(ours.peak_rss).trim()
         );
     }
