@@ -21,6 +21,7 @@ pub mod bindings;
 pub mod cache;
 mod capture;
 pub mod changes;
+mod crash;
 mod http;
 pub mod imports;
 pub mod limits;

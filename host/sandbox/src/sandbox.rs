@@ -31,6 +31,7 @@ use crate::bindings::{self, Contract, PluginPre, client, tools, types};
 use crate::cache::CompileCache;
 use crate::capture::Captured;
 use crate::changes::ToolsChanged;
+use crate::crash;
 use crate::http::HttpPolicy;
 use crate::limits::Limits;
 use crate::manifest::Manifest;
@@ -103,8 +104,13 @@ pub enum Failure {
     InputRequired {
         fuel_used: u64,
     },
-    /// A trap or host error, with the guest's stderr when it said something
-    /// (a Rust panic message, a Python traceback).
+    /// A panic or an uncaught exception, as its runtime reported it on the
+    /// guest's stderr (see `crash`): a Rust panic's location and message, a
+    /// JavaScript exception's stack, a Python traceback.
+    Crashed {
+        report: String,
+    },
+    /// A trap or host error, with the guest's stderr when it said something.
     Trap {
         message: String,
         stderr: String,
@@ -119,7 +125,7 @@ impl Failure {
             Failure::MemoryLimit { .. } => "memory-limit",
             Failure::TimedOut { .. } => "timeout",
             Failure::InputRequired { .. } => "input-required",
-            Failure::StackOverflow | Failure::Trap { .. } => "trap",
+            Failure::StackOverflow | Failure::Crashed { .. } | Failure::Trap { .. } => "trap",
         }
     }
 }
@@ -146,6 +152,7 @@ impl fmt::Display for Failure {
             ),
             Failure::StackOverflow => f.write_str("stack overflow (call stack exhausted)"),
             Failure::InputRequired { .. } => InputRequired.fmt(f),
+            Failure::Crashed { report } => write!(f, "the plugin {report}"),
             Failure::Trap { message, stderr } if stderr.is_empty() => {
                 write!(f, "plugin trapped: {message}")
             }
@@ -576,11 +583,23 @@ fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits, stderr: S
             bytes: limits.memory_bytes,
         },
         // The trap itself, not the wasm backtrace wrapped around it: the
-        // guest's stderr (a panic message, a traceback) says more.
-        Some(trap) => Failure::Trap {
-            message: trap.to_string(),
-            stderr: without_advice(stderr),
-        },
+        // guest's stderr (a panic message, a traceback) says more. A crash
+        // its runtime reported is shown as the runtime said it; the trap
+        // (always `unreachable` then) and the whole stderr go to the debug
+        // log.
+        Some(trap) => {
+            let stderr = without_advice(stderr);
+            match crash::report(&stderr) {
+                Some(report) => {
+                    tracing::debug!(plugin = %state.plugin, "the plugin crashed: {trap}\nplugin stderr:\n{stderr}");
+                    Failure::Crashed { report }
+                }
+                None => Failure::Trap {
+                    message: trap.to_string(),
+                    stderr,
+                },
+            }
+        }
         None => Failure::Trap {
             message: err.root_cause().to_string(),
             stderr: without_advice(stderr),

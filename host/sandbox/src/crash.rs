@@ -1,0 +1,125 @@
+//! A crashed call's report for the plugin's author: what the language
+//! runtime said went wrong, and where, without the runtime's noise.
+//!
+//! A Rust panic, an uncaught JavaScript exception and an uncaught Python
+//! exception all end the call with the same trap, `wasm unreachable
+//! instruction executed`, which says nothing to the author; what does is on
+//! the guest's stderr, wrapped in each runtime's own words:
+//!
+//! - Rust: `thread '<unnamed>' (1) panicked at src/lib.rs:186:5:` then the
+//!   message;
+//! - JavaScript (componentize-js): the message and its stack, whose last
+//!   frame is the generated glue (`...$call@.../initializer.js`), then
+//!   `Redirecting call to abort() to mozalloc_abort`;
+//! - Python (componentize-py): the traceback, then the runtime's own panic,
+//!   `panicked at runtime/src/lib.rs:...: Python function threw an unexpected
+//!   exception`.
+//!
+//! [`report`] keeps the first part of each and drops the rest; the trap and
+//! the whole stderr stay in the debug log.
+
+/// The line componentize-js prints as it aborts after an uncaught exception.
+const JS_ABORT: &str = "Redirecting call to abort() to mozalloc_abort";
+/// The file of componentize-js's generated glue, the last frame of a stack.
+const JS_GLUE: &str = "/initializer.js:";
+/// What componentize-py's runtime panics with after an uncaught exception.
+const PYTHON_UNCAUGHT: &str = "Python function threw an unexpected exception";
+const PYTHON_TRACEBACK: &str = "Traceback (most recent call last):";
+
+/// The report of a call whose guest wrote `stderr` before it trapped, when
+/// stderr holds a crash a runtime recognizably reported; `None` otherwise
+/// (the trap and stderr are then shown as they are).
+pub fn report(stderr: &str) -> Option<String> {
+    if let Some(start) = stderr.find(PYTHON_TRACEBACK) {
+        return Some(format!(
+            "raised an exception:\n{}",
+            python(&stderr[start..])
+        ));
+    }
+    if stderr.trim_end().ends_with(JS_ABORT) {
+        return Some(format!("threw an exception: {}", javascript(stderr)));
+    }
+    rust_panic(stderr).map(|panic| format!("panicked at {panic}"))
+}
+
+/// The traceback, without the runtime's panic after it.
+fn python(traceback: &str) -> &str {
+    let end = traceback
+        .find(PYTHON_UNCAUGHT)
+        .and_then(|at| traceback[..at].rfind("thread '"))
+        .unwrap_or(traceback.len());
+    traceback[..end].trim_end()
+}
+
+/// The message and its stack, without the glue's frame and the abort.
+fn javascript(stderr: &str) -> String {
+    let kept: Vec<&str> = stderr
+        .lines()
+        .filter(|line| !line.contains(JS_GLUE) && line.trim() != JS_ABORT)
+        .collect();
+    kept.join("\n").trim().to_owned()
+}
+
+/// `LOCATION: MESSAGE` of the first panic on stderr.
+fn rust_panic(stderr: &str) -> Option<String> {
+    let (before, after) = stderr.split_once(" panicked at ")?;
+    // The panic line starts `thread 'NAME'` (with ` (ID)` since Rust 1.88).
+    let line_start = before.rfind('\n').map_or(0, |at| at + 1);
+    if !before[line_start..].starts_with("thread '") {
+        return None;
+    }
+    let (location, message) = after.split_once(":\n").unwrap_or((after, ""));
+    Some(format!("{location}: {}", message.trim()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Each stderr below is what the runtime printed, captured from a
+    // plugin built with the project's toolchains.
+
+    #[test]
+    fn a_rust_panic_is_its_location_and_message() {
+        let stderr = "thread '<unnamed>' (1) panicked at tests/plugins/hostile/src/lib.rs:186:5:\n\
+                      hostile panic: boom";
+        assert_eq!(
+            report(stderr).unwrap(),
+            "panicked at tests/plugins/hostile/src/lib.rs:186:5: hostile panic: boom"
+        );
+        // Older Rust: no thread id.
+        let old = "thread '<unnamed>' panicked at src/lib.rs:3:5:\nno";
+        assert_eq!(report(old).unwrap(), "panicked at src/lib.rs:3:5: no");
+    }
+
+    #[test]
+    fn an_uncaught_javascript_exception_is_its_message_and_stack_without_the_glue() {
+        let stderr = "the widget is broken\nStack:\n  greet@tool.js:10:31\n  call@plugin.js:36:25\n  \
+                      export_tools_0_3_0$call@/tmp/07b63ae9d93d/sources/initializer.js:1067:15\n\n\
+                      Redirecting call to abort() to mozalloc_abort";
+        assert_eq!(
+            report(stderr).unwrap(),
+            "threw an exception: the widget is broken\nStack:\n  greet@tool.js:10:31\n  call@plugin.js:36:25"
+        );
+    }
+
+    #[test]
+    fn an_uncaught_python_exception_is_its_traceback_without_the_runtime_panic() {
+        let stderr = "Traceback (most recent call last):\n  File \"/0/app.py\", line 59, in call\n  \
+                      File \"/0/tool.py\", line 12, in greet\nValueError: the widget is broken\n\n\
+                      thread '<unnamed>' (1) panicked at runtime/src/lib.rs:1280:25:\n\
+                      Python function threw an unexpected exception";
+        assert_eq!(
+            report(stderr).unwrap(),
+            "raised an exception:\nTraceback (most recent call last):\n  File \"/0/app.py\", line 59, \
+             in call\n  File \"/0/tool.py\", line 12, in greet\nValueError: the widget is broken"
+        );
+    }
+
+    #[test]
+    fn anything_else_is_no_report() {
+        assert_eq!(report(""), None);
+        assert_eq!(report("some log line\nanother"), None);
+        assert_eq!(report("a message that says panicked at noon"), None);
+    }
+}
