@@ -1,0 +1,252 @@
+//! The original's `validatePath`: which file a requested path names, and
+//! whether it may be touched. The same checks in the same order with the
+//! same error texts, except that symlinks are resolved by the plugin itself
+//! (WASI has no `realpath`), one component at a time from the allowed
+//! directory down, so that no step is taken outside the grants.
+//!
+//! This check is the plugin's; the sandbox's is the one that holds. The
+//! host resolves every path the plugin opens inside the preopened
+//! directory (cap-std), so a symlink swapped in after this check (the race
+//! the original had) is refused by the host, not followed.
+
+use std::io;
+
+use unicode_normalization::UnicodeNormalization;
+
+use crate::errors::{node_message, too_many_links};
+use crate::paths::{dirname, is_within, join, normalize_absolute, normalize_path, relative, resolve};
+
+/// How many symlinks a path may go through (Linux's MAXSYMLINKS).
+const MAX_LINKS: usize = 40;
+
+/// The allowed directories: the guest paths of the plugin's preopens.
+pub struct Allowed {
+    pub dirs: Vec<String>,
+}
+
+/// Why resolving a path stopped.
+enum Stop {
+    /// A file system error, in Node's words for `realpath`.
+    Io(io::Error),
+    /// Too many symlinks.
+    Loop,
+    /// The path leads outside every allowed directory: where to.
+    Outside(String),
+}
+
+impl Allowed {
+    /// The guest's preopened directories, in the manifest's order.
+    #[cfg(target_family = "wasm")]
+    pub fn from_preopens() -> Allowed {
+        let dirs = wasip2::filesystem::preopens::get_directories()
+            .into_iter()
+            .map(|(_descriptor, path)| normalize_absolute(&path))
+            .collect();
+        Allowed { dirs }
+    }
+
+    fn denied_outside(&self, what: &str, path: &str) -> String {
+        format!("Access denied - {what}: {path} not in {}", self.dirs.join(", "))
+    }
+
+    fn outside_link(&self, target: &str) -> String {
+        self.denied_outside("symlink target outside allowed directories", target)
+    }
+
+    /// The original's `validatePath`: the real path that `requested` names
+    /// (or, for a path that does not exist yet, where it would be), or why
+    /// it may not be used.
+    pub fn validate(&self, requested: &str) -> Result<String, String> {
+        let expanded = expand_home(requested);
+        if is_windows_drive(&expanded) {
+            return Err(format!(
+                "Access denied - Windows-style path received on a POSIX host: {requested}"
+            ));
+        }
+        let absolute = if expanded.starts_with('/') {
+            resolve("/", &expanded)
+        } else {
+            self.resolve_relative(&expanded)
+        };
+        if !is_within(&normalize_path(&absolute), &self.dirs) {
+            return Err(self.denied_outside("path outside allowed directories", &absolute));
+        }
+        match self.realpath(&absolute) {
+            Ok(real) if is_within(&normalize_path(&real), &self.dirs) => Ok(real),
+            Ok(real) | Err(Stop::Outside(real)) => Err(self.outside_link(&real)),
+            Err(Stop::Io(err)) if err.kind() == io::ErrorKind::NotFound => {
+                self.resolve_missing(&absolute)
+            }
+            Err(Stop::Io(err)) => Err(node_message(&err, "realpath", Some(&absolute), None)),
+            Err(Stop::Loop) => Err(too_many_links("realpath", &absolute)),
+        }
+    }
+
+    /// A relative path is taken against the first allowed directory it
+    /// stays within, else against the first one.
+    fn resolve_relative(&self, relative_path: &str) -> String {
+        for dir in &self.dirs {
+            let candidate = resolve(dir, relative_path);
+            if is_within(&normalize_path(&candidate), &self.dirs) {
+                return candidate;
+            }
+        }
+        let first = self.dirs.first().map(String::as_str).unwrap_or("/");
+        resolve(first, relative_path)
+    }
+
+    /// The longest allowed directory holding `path`.
+    fn holder(&self, path: &str) -> Option<&str> {
+        let mut dirs: Vec<&String> = self.dirs.iter().collect();
+        dirs.sort_by_key(|dir| std::cmp::Reverse(dir.len()));
+        dirs.into_iter()
+            .find(|dir| is_within(&normalize_path(path), std::slice::from_ref(dir)))
+            .map(String::as_str)
+    }
+
+    /// `realpath(3)` within the grants: each component looked at with
+    /// `lstat`, each symlink read and followed, from the allowed directory
+    /// that holds `absolute` (allowed directories are real paths: they are
+    /// the preopens' own names).
+    fn realpath(&self, absolute: &str) -> Result<String, Stop> {
+        let Some(base) = self.holder(absolute) else {
+            return Err(Stop::Outside(absolute.to_string()));
+        };
+        let mut current = base.to_string();
+        let mut todo: Vec<String> = components(&relative(base, absolute));
+        todo.reverse(); // a stack: the next component last
+        let mut links = 0;
+        while let Some(part) = todo.pop() {
+            if part == "." || part.is_empty() {
+                continue;
+            }
+            if part == ".." {
+                current = dirname(&current);
+                if !is_within(&current, &self.dirs) {
+                    return Err(Stop::Outside(rest_of(&current, &todo)));
+                }
+                continue;
+            }
+            let next = join(&current, &part);
+            let meta = std::fs::symlink_metadata(&next).map_err(Stop::Io)?;
+            if !meta.file_type().is_symlink() {
+                if !todo.is_empty() && !meta.is_dir() {
+                    return Err(Stop::Io(io::Error::from(io::ErrorKind::NotADirectory)));
+                }
+                current = next;
+                continue;
+            }
+            links += 1;
+            if links > MAX_LINKS {
+                return Err(Stop::Loop);
+            }
+            let target = std::fs::read_link(&next).map_err(Stop::Io)?;
+            let target = target.to_string_lossy().into_owned();
+            if target.starts_with('/') {
+                // Only the grants can be looked at: a target outside them
+                // is reported as where it points, lexically.
+                let target = normalize_absolute(&target);
+                let Some(holder) = self.holder(&target) else {
+                    return Err(Stop::Outside(rest_of(&target, &todo)));
+                };
+                current = holder.to_string();
+                let mut parts = components(&relative(holder, &target));
+                parts.reverse();
+                todo.extend(parts);
+            } else {
+                let mut parts = components(&target);
+                parts.reverse();
+                todo.extend(parts);
+            }
+        }
+        Ok(current)
+    }
+
+    /// The original's `resolveUnicodeEquivalentPath`, for a path that does
+    /// not exist (yet): walks down from its allowed directory, matching each
+    /// component exactly or, failing that, by its NFC form, and resolving
+    /// symlinks; the first missing component ends the walk, and the rest is
+    /// appended as it is.
+    fn resolve_missing(&self, absolute: &str) -> Result<String, String> {
+        let missing_parent = || format!("Parent directory does not exist: {}", dirname(absolute));
+        let Some(base) = self.holder(absolute) else {
+            return Ok(absolute.to_string());
+        };
+        let mut current = base.to_string();
+        let parts = components(&relative(base, absolute));
+        for (index, part) in parts.iter().enumerate() {
+            let entries = match std::fs::read_dir(&current) {
+                Ok(entries) => entries,
+                Err(err) if err.kind() == io::ErrorKind::NotFound => return Err(missing_parent()),
+                Err(err) => return Err(node_message(&err, "scandir", Some(&current), None)),
+            };
+            let names: Vec<String> = entries
+                .filter_map(Result::ok)
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .collect();
+            let matches: Vec<&String> = match names.iter().find(|name| *name == part) {
+                Some(exact) => vec![exact],
+                None => {
+                    let wanted: String = part.nfc().collect();
+                    names.iter().filter(|name| name.nfc().collect::<String>() == wanted).collect()
+                }
+            };
+            if matches.len() > 1 {
+                return Err(format!("Ambiguous Unicode path component: {part}"));
+            }
+            let Some(found) = matches.first() else {
+                let rest = parts[index..].join("/");
+                return Ok(join(&current, &rest));
+            };
+            current = match self.realpath(&join(&current, found)) {
+                Ok(real) => real,
+                Err(Stop::Outside(target)) => return Err(self.outside_link(&target)),
+                Err(Stop::Io(err)) if err.kind() == io::ErrorKind::NotFound => {
+                    return Err(missing_parent());
+                }
+                Err(Stop::Io(err)) => {
+                    return Err(node_message(&err, "realpath", Some(&join(&current, found)), None));
+                }
+                Err(Stop::Loop) => return Err(too_many_links("realpath", &join(&current, found))),
+            };
+            if !is_within(&normalize_path(&current), &self.dirs) {
+                return Err(self.outside_link(&current));
+            }
+        }
+        Ok(current)
+    }
+}
+
+/// The non-empty components of a path.
+fn components(path: &str) -> Vec<String> {
+    path.split('/').filter(|part| !part.is_empty()).map(String::from).collect()
+}
+
+/// `path` followed by what is left on the stack `todo`, lexically.
+fn rest_of(path: &str, todo: &[String]) -> String {
+    let mut out = path.to_string();
+    for part in todo.iter().rev() {
+        out = format!("{out}/{part}");
+    }
+    normalize_absolute(&out)
+}
+
+/// The original's `expandHome`: `~` is the home directory. The guest has
+/// one only if its manifest passes `HOME` in `[env]`.
+fn expand_home(path: &str) -> String {
+    if path == "~" || path.starts_with("~/") {
+        if let Ok(home) = std::env::var("HOME") {
+            return join(&home, &path[1..]);
+        }
+    }
+    path.to_string()
+}
+
+/// `C:`, `C:\...` or `C:/...`.
+fn is_windows_drive(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    bytes.len() >= 2
+        && bytes[0].is_ascii_alphabetic()
+        && bytes[1] == b':'
+        && (bytes.len() == 2 || bytes[2] == b'\\' || bytes[2] == b'/')
+}
