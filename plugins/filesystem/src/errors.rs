@@ -34,6 +34,12 @@ const WASI_EROFS: i32 = 69;
 const WASI_EACCES: i32 = 2;
 const WASI_EBUSY: i32 = 10;
 
+/// Whether the host's sandbox refused the operation (a path leading out of
+/// the preopens), as opposed to the file system failing it.
+pub fn is_sandbox_refusal(err: &io::Error) -> bool {
+    cfg!(target_family = "wasm") && matches!(err.raw_os_error(), Some(WASI_EPERM | WASI_ENOTCAPABLE))
+}
+
 /// The sandbox refused the path: it leads outside the allowed directories
 /// (through a symlink or a rename that raced the plugin's own check), or the
 /// grant is read-only. Said plainly rather than as a bare errno.

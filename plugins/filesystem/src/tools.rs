@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
-use corral_sdk::serde_json::{Value, json};
+use corral_sdk::serde_json::json;
 use corral_sdk::{CallResult, Content, EmbeddedResource};
 use serde::Serialize;
 
@@ -281,8 +281,8 @@ pub fn create_directory(args: PathArgs) -> Answer {
     text(format!("Successfully created directory {}", args.path))
 }
 
-/// A directory's entries in the order the file system lists them: name
-/// and whether it is a directory (a symlink is not).
+/// A directory's entries, by name as Node lists them: name and whether it
+/// is a directory (a symlink is not).
 fn entries(path: &str) -> Result<Vec<(String, bool)>, String> {
     let listing = fs::read_dir(path).map_err(|err| node_message(&err, "scandir", Some(path), None))?;
     let mut out = Vec::new();
@@ -291,6 +291,8 @@ fn entries(path: &str) -> Result<Vec<(String, bool)>, String> {
         let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
         out.push((entry.file_name().to_string_lossy().into_owned(), is_dir));
     }
+    // Node's readdir is libuv's scandir, which sorts names with strcmp.
+    out.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     Ok(out)
 }
 
@@ -476,10 +478,6 @@ pub fn get_file_info(args: PathArgs) -> Answer {
 pub fn list_allowed_directories(_: NoArgs) -> Answer {
     text(format!("Allowed directories:\n{}", allowed().dirs.join("\n")))
 }
-
-/// `Value` is used by the schemas' tests.
-#[allow(dead_code)]
-fn _value(_: Value) {}
 
 #[cfg(test)]
 mod tests {

@@ -13,7 +13,7 @@ use std::io;
 
 use unicode_normalization::UnicodeNormalization;
 
-use crate::errors::{node_message, too_many_links};
+use crate::errors::{is_sandbox_refusal, node_message, too_many_links};
 use crate::paths::{dirname, is_within, join, normalize_absolute, normalize_path, relative, resolve};
 
 /// How many symlinks a path may go through (Linux's MAXSYMLINKS).
@@ -32,6 +32,9 @@ enum Stop {
     Loop,
     /// The path leads outside every allowed directory: where to.
     Outside(String),
+    /// A symlink with an absolute target: the sandbox neither shows nor
+    /// follows it (an absolute host path means nothing in the guest).
+    AbsoluteLink(String),
 }
 
 impl Allowed {
@@ -51,6 +54,14 @@ impl Allowed {
 
     fn outside_link(&self, target: &str) -> String {
         self.denied_outside("symlink target outside allowed directories", target)
+    }
+
+    fn absolute_link(&self, link: &str) -> String {
+        format!(
+            "Access denied - symlink target outside allowed directories: {link} points to an absolute path, \
+             which the sandbox does not follow (only relative symlinks that stay within {} are followed)",
+            self.dirs.join(", ")
+        )
     }
 
     /// The original's `validatePath`: the real path that `requested` names
@@ -79,6 +90,7 @@ impl Allowed {
             }
             Err(Stop::Io(err)) => Err(node_message(&err, "realpath", Some(&absolute), None)),
             Err(Stop::Loop) => Err(too_many_links("realpath", &absolute)),
+            Err(Stop::AbsoluteLink(link)) => Err(self.absolute_link(&link)),
         }
     }
 
@@ -140,7 +152,13 @@ impl Allowed {
             if links > MAX_LINKS {
                 return Err(Stop::Loop);
             }
-            let target = std::fs::read_link(&next).map_err(Stop::Io)?;
+            // The host refuses to read an absolute target (cap-std treats
+            // it as an escape); that refusal is all the guest learns.
+            let target = match std::fs::read_link(&next) {
+                Ok(target) => target,
+                Err(err) if is_sandbox_refusal(&err) => return Err(Stop::AbsoluteLink(next)),
+                Err(err) => return Err(Stop::Io(err)),
+            };
             let target = target.to_string_lossy().into_owned();
             if target.starts_with('/') {
                 // Only the grants can be looked at: a target outside them
@@ -208,6 +226,7 @@ impl Allowed {
                     return Err(node_message(&err, "realpath", Some(&join(&current, found)), None));
                 }
                 Err(Stop::Loop) => return Err(too_many_links("realpath", &join(&current, found))),
+                Err(Stop::AbsoluteLink(link)) => return Err(self.absolute_link(&link)),
             };
             if !is_within(&normalize_path(&current), &self.dirs) {
                 return Err(self.outside_link(&current));
