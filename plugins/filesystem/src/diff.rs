@@ -43,8 +43,19 @@ struct Differ<'a> {
 }
 
 impl Differ<'_> {
-    fn push(&mut self, count: usize, added: bool, removed: bool, previous: Option<usize>) -> Option<usize> {
-        self.arena.push(Component { count, added, removed, previous });
+    fn push(
+        &mut self,
+        count: usize,
+        added: bool,
+        removed: bool,
+        previous: Option<usize>,
+    ) -> Option<usize> {
+        self.arena.push(Component {
+            count,
+            added,
+            removed,
+            previous,
+        });
         Some(self.arena.len() - 1)
     }
 
@@ -57,7 +68,10 @@ impl Differ<'_> {
             }
             _ => self.push(1, added, removed, last),
         };
-        Path { old_pos: path.old_pos + old_inc, last: component }
+        Path {
+            old_pos: path.old_pos + old_inc,
+            last: component,
+        }
     }
 
     fn extract_common(&mut self, path: &mut Path, diagonal: isize) -> isize {
@@ -116,7 +130,10 @@ impl Differ<'_> {
                 .collect()
         };
         let mut best: HashMap<isize, Path> = HashMap::new();
-        let mut first = Path { old_pos: -1, last: None };
+        let mut first = Path {
+            old_pos: -1,
+            last: None,
+        };
         let new_pos = self.extract_common(&mut first, 0);
         if first.old_pos + 1 >= old_len && new_pos + 1 >= new_len {
             return own(self.build(first.last));
@@ -168,9 +185,19 @@ impl Differ<'_> {
 
 /// `createTwoFilesPatch(name, name, old, new, old_header, new_header)`
 /// with the default 4 lines of context.
-pub fn two_files_patch(name: &str, old: &str, new: &str, old_header: &str, new_header: &str) -> String {
+pub fn two_files_patch(
+    name: &str,
+    old: &str,
+    new: &str,
+    old_header: &str,
+    new_header: &str,
+) -> String {
     const CONTEXT: usize = 4;
-    let differ = Differ { old: tokenize(old), new: tokenize(new), arena: Vec::new() };
+    let differ = Differ {
+        old: tokenize(old),
+        new: tokenize(new),
+        arena: Vec::new(),
+    };
     let mut diff = differ.diff();
     diff.push((false, false, Vec::new()));
 
@@ -185,7 +212,8 @@ pub fn two_files_patch(name: &str, old: &str, new: &str, old_header: &str, new_h
     let (mut old_range_start, mut new_range_start) = (0usize, 0usize);
     let mut cur: Vec<String> = Vec::new();
     let (mut old_line, mut new_line) = (1usize, 1usize);
-    let context_lines = |lines: &[String]| -> Vec<String> { lines.iter().map(|l| format!(" {l}")).collect() };
+    let context_lines =
+        |lines: &[String]| -> Vec<String> { lines.iter().map(|l| format!(" {l}")).collect() };
     for i in 0..diff.len() {
         let (added, removed, lines) = (diff[i].0, diff[i].1, diff[i].2.clone());
         if added || removed {
@@ -237,9 +265,20 @@ pub fn two_files_patch(name: &str, old: &str, new: &str, old_header: &str, new_h
         format!("+++ {name}\t{new_header}"),
     ];
     for hunk in hunks {
-        let old_start = if hunk.old_lines == 0 { hunk.old_start - 1 } else { hunk.old_start };
-        let new_start = if hunk.new_lines == 0 { hunk.new_start - 1 } else { hunk.new_start };
-        out.push(format!("@@ -{old_start},{} +{new_start},{} @@", hunk.old_lines, hunk.new_lines));
+        let old_start = if hunk.old_lines == 0 {
+            hunk.old_start - 1
+        } else {
+            hunk.old_start
+        };
+        let new_start = if hunk.new_lines == 0 {
+            hunk.new_start - 1
+        } else {
+            hunk.new_start
+        };
+        out.push(format!(
+            "@@ -{old_start},{} +{new_start},{} @@",
+            hunk.old_lines, hunk.new_lines
+        ));
         for line in hunk.lines {
             match line.strip_suffix('\n') {
                 Some(line) => out.push(line.to_string()),

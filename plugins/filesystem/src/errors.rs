@@ -6,7 +6,12 @@ use std::io;
 
 /// The message Node's `fs` gives for `err` in `syscall` on `path` (and
 /// `dest`, for a rename).
-pub fn node_message(err: &io::Error, syscall: &str, path: Option<&str>, dest: Option<&str>) -> String {
+pub fn node_message(
+    err: &io::Error,
+    syscall: &str,
+    path: Option<&str>,
+    dest: Option<&str>,
+) -> String {
     if let Some(refusal) = sandbox_refusal(err, syscall, path) {
         return refusal;
     }
@@ -37,7 +42,8 @@ const WASI_EBUSY: i32 = 10;
 /// Whether the host's sandbox refused the operation (a path leading out of
 /// the preopens), as opposed to the file system failing it.
 pub fn is_sandbox_refusal(err: &io::Error) -> bool {
-    cfg!(target_family = "wasm") && matches!(err.raw_os_error(), Some(WASI_EPERM | WASI_ENOTCAPABLE))
+    cfg!(target_family = "wasm")
+        && matches!(err.raw_os_error(), Some(WASI_EPERM | WASI_ENOTCAPABLE))
 }
 
 /// The sandbox refused the path: it leads outside the allowed directories
@@ -107,6 +113,9 @@ mod tests {
             "ENOENT: no such file or directory, rename '/a' -> '/b'"
         );
         let err = io::Error::from(io::ErrorKind::IsADirectory);
-        assert_eq!(node_message(&err, "read", None, None), "EISDIR: illegal operation on a directory, read");
+        assert_eq!(
+            node_message(&err, "read", None, None),
+            "EISDIR: illegal operation on a directory, read"
+        );
     }
 }

@@ -21,7 +21,10 @@ enum Piece {
     Literal(char),
     One,
     Star,
-    Class { negated: bool, items: Vec<ClassItem> },
+    Class {
+        negated: bool,
+        items: Vec<ClassItem>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -49,10 +52,18 @@ pub struct Glob {
 impl Glob {
     pub fn new(pattern: &str) -> Result<Glob, String> {
         if pattern.starts_with('#') {
-            return Ok(Glob { negate: false, alternatives: None, empty: false });
+            return Ok(Glob {
+                negate: false,
+                alternatives: None,
+                empty: false,
+            });
         }
         if pattern.is_empty() {
-            return Ok(Glob { negate: false, alternatives: Some(Vec::new()), empty: true });
+            return Ok(Glob {
+                negate: false,
+                alternatives: Some(Vec::new()),
+                empty: true,
+            });
         }
         if has_extglob(pattern) {
             return Err(format!(
@@ -68,7 +79,11 @@ impl Glob {
             let parts = level_one_optimize(parts);
             alternatives.push(parts.into_iter().map(parse_segment).collect());
         }
-        Ok(Glob { negate, alternatives: Some(alternatives), empty: false })
+        Ok(Glob {
+            negate,
+            alternatives: Some(alternatives),
+            empty: false,
+        })
     }
 
     pub fn matches(&self, path: &str) -> bool {
@@ -79,7 +94,9 @@ impl Glob {
             return path.is_empty();
         }
         let file: Vec<&str> = split_slashes(path);
-        let hit = alternatives.iter().any(|pattern| match_segments(&file, pattern));
+        let hit = alternatives
+            .iter()
+            .any(|pattern| match_segments(&file, pattern));
         hit != self.negate
     }
 }
@@ -296,12 +313,13 @@ fn match_segments(file: &[&str], pattern: &[Segment]) -> bool {
         Some((Segment::Globstar, rest)) => {
             let min = usize::from(rest.is_empty());
             (min..=file.len()).any(|take| {
-                file[..take].iter().all(|s| *s != "." && *s != "..") && match_segments(&file[take..], rest)
+                file[..take].iter().all(|s| *s != "." && *s != "..")
+                    && match_segments(&file[take..], rest)
             })
         }
-        Some((segment, rest)) => {
-            file.split_first().is_some_and(|(name, tail)| match_segment(segment, name) && match_segments(tail, rest))
-        }
+        Some((segment, rest)) => file
+            .split_first()
+            .is_some_and(|(name, tail)| match_segment(segment, name) && match_segments(tail, rest)),
     }
 }
 
@@ -380,13 +398,21 @@ fn range(body: &str) -> Option<Vec<String>> {
         if (x - y).abs() > 10_000 {
             return None;
         }
-        let values: Vec<i64> = if x <= y { (x..=y).collect() } else { (y..=x).rev().collect() };
+        let values: Vec<i64> = if x <= y {
+            (x..=y).collect()
+        } else {
+            (y..=x).rev().collect()
+        };
         return Some(values.into_iter().map(|v| v.to_string()).collect());
     }
     let (mut ca, mut cb) = (a.chars(), b.chars());
     match (ca.next(), ca.next(), cb.next(), cb.next()) {
         (Some(x), None, Some(y), None) => {
-            let values: Vec<char> = if x <= y { (x..=y).collect() } else { (y..=x).rev().collect() };
+            let values: Vec<char> = if x <= y {
+                (x..=y).collect()
+            } else {
+                (y..=x).rev().collect()
+            };
             Some(values.into_iter().map(String::from).collect())
         }
         _ => None,

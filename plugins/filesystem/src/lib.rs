@@ -20,7 +20,9 @@ use schemas::{MediaOutput, TextOutput};
 
 /// A read-only tool of a closed world, as the original annotates them.
 fn reader(tool: Tool) -> Tool {
-    tool.read_only().closed_world().output_schema::<TextOutput>()
+    tool.read_only()
+        .closed_world()
+        .output_schema::<TextOutput>()
 }
 
 /// A tool that changes files: its three hints said explicitly.

@@ -82,7 +82,11 @@ pub fn normalize(p: &str) -> String {
 pub fn dirname(p: &str) -> String {
     let trimmed = p.trim_end_matches('/');
     if trimmed.is_empty() {
-        return if p.starts_with('/') { "/".into() } else { ".".into() };
+        return if p.starts_with('/') {
+            "/".into()
+        } else {
+            ".".into()
+        };
     }
     match trimmed.rfind('/') {
         Some(0) => "/".into(),

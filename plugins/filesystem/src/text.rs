@@ -242,7 +242,10 @@ pub fn file_url(path: &str) -> String {
     let mut out = String::from("file://");
     for byte in path.bytes() {
         let keep = byte.is_ascii_graphic()
-            && !matches!(byte, b'"' | b'#' | b'%' | b'<' | b'>' | b'?' | b'`' | b'{' | b'}' | b'\\')
+            && !matches!(
+                byte,
+                b'"' | b'#' | b'%' | b'<' | b'>' | b'?' | b'`' | b'{' | b'}' | b'\\'
+            )
             || byte == b'/';
         if keep && byte != b' ' {
             out.push(byte as char);
@@ -260,17 +263,24 @@ pub fn file_url(path: &str) -> String {
 /// before upper case, then code points.
 pub fn locale_compare(a: &str, b: &str) -> Ordering {
     let primary = |s: &str| -> Vec<(u32, char)> {
-        s.nfd().filter(|c| !is_combining_mark(*c)).map(primary_key).collect()
+        s.nfd()
+            .filter(|c| !is_combining_mark(*c))
+            .map(primary_key)
+            .collect()
     };
     primary(a)
         .cmp(&primary(b))
         .then_with(|| {
-            let marks = |s: &str| -> Vec<char> { s.nfd().filter(|c| is_combining_mark(*c)).collect() };
+            let marks =
+                |s: &str| -> Vec<char> { s.nfd().filter(|c| is_combining_mark(*c)).collect() };
             marks(a).cmp(&marks(b))
         })
         .then_with(|| {
             let cases = |s: &str| -> Vec<bool> {
-                s.nfd().filter(|c| !is_combining_mark(*c)).map(char::is_uppercase).collect()
+                s.nfd()
+                    .filter(|c| !is_combining_mark(*c))
+                    .map(char::is_uppercase)
+                    .collect()
             };
             cases(a).cmp(&cases(b))
         })
@@ -291,7 +301,10 @@ fn primary_key(c: char) -> (u32, char) {
         let lower = c.to_lowercase().next().unwrap_or(c);
         return (3, lower);
     }
-    if c.is_whitespace() || c.is_ascii_punctuation() || (!c.is_alphanumeric() && (c as u32) < 0x3000) {
+    if c.is_whitespace()
+        || c.is_ascii_punctuation()
+        || (!c.is_alphanumeric() && (c as u32) < 0x3000)
+    {
         return (1, c);
     }
     (4, c)
@@ -317,14 +330,24 @@ mod tests {
             js_date(1_795_738_541_000),
             "Fri Nov 27 2026 00:15:41 GMT+0000 (Coordinated Universal Time)"
         );
-        assert_eq!(js_date(0), "Thu Jan 01 1970 00:00:00 GMT+0000 (Coordinated Universal Time)");
+        assert_eq!(
+            js_date(0),
+            "Thu Jan 01 1970 00:00:00 GMT+0000 (Coordinated Universal Time)"
+        );
     }
 
     #[test]
     fn names_sort_as_icu_sorts_them() {
-        let mut names = vec!["b.txt", "B.txt", "a.txt", "_x", "10", "2", "é", "e", "Z", "-y"];
+        let mut names = vec![
+            "b.txt", "B.txt", "a.txt", "_x", "10", "2", "é", "e", "Z", "-y",
+        ];
         names.sort_by(|a, b| locale_compare(a, b));
-        assert_eq!(names, vec!["_x", "-y", "10", "2", "a.txt", "b.txt", "B.txt", "e", "é", "Z"]);
+        assert_eq!(
+            names,
+            vec![
+                "_x", "-y", "10", "2", "a.txt", "b.txt", "B.txt", "e", "é", "Z"
+            ]
+        );
     }
 
     #[test]

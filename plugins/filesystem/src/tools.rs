@@ -30,7 +30,10 @@ fn allowed() -> Allowed {
     #[cfg(not(target_family = "wasm"))]
     {
         // Natively (unit tests) there are no preopens: nothing is allowed.
-        Allowed { dirs: Vec::new() }
+        Allowed {
+            dirs: Vec::new(),
+            writable: Vec::new(),
+        }
     }
 }
 
@@ -72,7 +75,9 @@ pub fn read_text_file(args: ReadTextArgs) -> Answer {
         return Err("Cannot specify both head and tail parameters simultaneously".into());
     }
     let content = if let Some(lines) = args.tail.filter(|_| truthy(args.tail)) {
-        let size = fs::metadata(&path).map_err(|err| node_message(&err, "stat", Some(&path), None))?.len();
+        let size = fs::metadata(&path)
+            .map_err(|err| node_message(&err, "stat", Some(&path), None))?
+            .len();
         if size == 0 {
             String::new()
         } else {
@@ -130,16 +135,28 @@ pub fn read_media_file(args: PathArgs) -> Answer {
     let mime = mime_type(&path);
     let bytes = read_bytes(&path)?;
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
-    let (content, item) = if let Some(kind) = ["image", "audio"].into_iter().find(|k| mime.starts_with(&format!("{k}/"))) {
+    let (content, item) = if let Some(kind) = ["image", "audio"]
+        .into_iter()
+        .find(|k| mime.starts_with(&format!("{k}/")))
+    {
         let item = json!({ "type": kind, "data": data, "mimeType": mime });
-        let content = if kind == "image" { Content::image(bytes, mime) } else { Content::audio(bytes, mime) };
+        let content = if kind == "image" {
+            Content::image(bytes, mime)
+        } else {
+            Content::audio(bytes, mime)
+        };
         (content, item)
     } else {
         let uri = file_url(&path);
         let item = json!({ "type": "resource", "resource": { "uri": uri, "mimeType": mime, "blob": data } });
-        (EmbeddedResource::blob(uri, bytes).mime_type(mime).into(), item)
+        (
+            EmbeddedResource::blob(uri, bytes).mime_type(mime).into(),
+            item,
+        )
     };
-    Ok(CallResult::new().with(content).structured(json!({ "content": [item] })))
+    Ok(CallResult::new()
+        .with(content)
+        .structured(json!({ "content": [item] })))
 }
 
 pub fn read_multiple_files(args: ReadMultipleArgs) -> Answer {
@@ -148,7 +165,10 @@ pub fn read_multiple_files(args: ReadMultipleArgs) -> Answer {
         .paths
         .iter()
         .map(|requested| {
-            match allowed.validate(requested).and_then(|path| read_text(&path)) {
+            match allowed
+                .validate(requested)
+                .and_then(|path| read_text(&path))
+            {
                 Ok(content) => format!("{requested}:\n{content}\n"),
                 Err(message) => format!("{requested}: Error - {message}"),
             }
@@ -162,7 +182,12 @@ fn random_hex() -> String {
     #[cfg(target_family = "wasm")]
     let bytes = wasip2::random::random::get_random_bytes(16);
     #[cfg(not(target_family = "wasm"))]
-    let bytes = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_nanos().to_le_bytes().to_vec();
+    let bytes = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos()
+        .to_le_bytes()
+        .to_vec();
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -176,7 +201,8 @@ fn replace_file(path: &str, content: &str) -> Result<(), String> {
     let written = fs::write(&temporary, content)
         .map_err(|err| node_message(&err, "open", Some(&temporary), None))
         .and_then(|()| {
-            fs::rename(&temporary, path).map_err(|err| node_message(&err, "rename", Some(&temporary), Some(path)))
+            fs::rename(&temporary, path)
+                .map_err(|err| node_message(&err, "rename", Some(&temporary), Some(path)))
         });
     if written.is_err() {
         let _ = fs::remove_file(&temporary);
@@ -185,14 +211,22 @@ fn replace_file(path: &str, content: &str) -> Result<(), String> {
 }
 
 pub fn write_file(args: WriteArgs) -> Answer {
-    let path = allowed().validate(&args.path)?;
+    let allowed = allowed();
+    let path = allowed.validate(&args.path)?;
+    allowed.check_writable(&path)?;
     // Exclusive creation first, as the original: an existing file (or
     // symlink) is replaced by rename rather than written through.
-    match fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+    match fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+    {
         Ok(mut file) => file
             .write_all(args.content.as_bytes())
             .map_err(|err| node_message(&err, "write", Some(&path), None))?,
-        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => replace_file(&path, &args.content)?,
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+            replace_file(&path, &args.content)?
+        }
         Err(err) => return Err(node_message(&err, "open", Some(&path), None)),
     }
     text(format!("Successfully wrote to {}", args.path))
@@ -225,7 +259,11 @@ fn apply_edits(content: &str, edits: &[Edit]) -> Result<String, String> {
                 break;
             }
             let window = &content_lines[i..i + old_lines.len()];
-            if !old_lines.iter().zip(window).all(|(o, c)| o.trim() == c.trim()) {
+            if !old_lines
+                .iter()
+                .zip(window)
+                .all(|(o, c)| o.trim() == c.trim())
+            {
                 continue;
             }
             let indent = leading_space(&content_lines[i]).to_string();
@@ -239,8 +277,13 @@ fn apply_edits(content: &str, edits: &[Edit]) -> Result<String, String> {
                     let old_indent = old_lines.get(j).map(|l| leading_space(l)).unwrap_or("");
                     let new_indent = leading_space(line);
                     if !old_indent.is_empty() && !new_indent.is_empty() {
-                        let relative = new_indent.chars().count() as isize - old_indent.chars().count() as isize;
-                        format!("{indent}{}{}", " ".repeat(relative.max(0) as usize), line.trim_start())
+                        let relative = new_indent.chars().count() as isize
+                            - old_indent.chars().count() as isize;
+                        format!(
+                            "{indent}{}{}",
+                            " ".repeat(relative.max(0) as usize),
+                            line.trim_start()
+                        )
                     } else {
                         line.to_string()
                     }
@@ -252,14 +295,18 @@ fn apply_edits(content: &str, edits: &[Edit]) -> Result<String, String> {
             break;
         }
         if !found {
-            return Err(format!("Could not find exact match for edit:\n{}", edit.old_text));
+            return Err(format!(
+                "Could not find exact match for edit:\n{}",
+                edit.old_text
+            ));
         }
     }
     Ok(modified)
 }
 
 pub fn edit_file(args: EditArgs) -> Answer {
-    let path = allowed().validate(&args.path)?;
+    let allowed = allowed();
+    let path = allowed.validate(&args.path)?;
     let content = read_text(&path)?.replace("\r\n", "\n");
     let modified = apply_edits(&content, &args.edits)?;
     let diff = two_files_patch(&path, &content, &modified, "original", "modified");
@@ -270,13 +317,16 @@ pub fn edit_file(args: EditArgs) -> Answer {
     let fence = "`".repeat(fence);
     let answer = format!("{fence}diff\n{diff}{fence}\n\n");
     if !args.dry_run {
+        allowed.check_writable(&path)?;
         replace_file(&path, &modified)?;
     }
     text(answer)
 }
 
 pub fn create_directory(args: PathArgs) -> Answer {
-    let path = allowed().validate(&args.path)?;
+    let allowed = allowed();
+    let path = allowed.validate(&args.path)?;
+    allowed.check_writable(&path)?;
     fs::create_dir_all(&path).map_err(|err| node_message(&err, "mkdir", Some(&path), None))?;
     text(format!("Successfully created directory {}", args.path))
 }
@@ -284,7 +334,8 @@ pub fn create_directory(args: PathArgs) -> Answer {
 /// A directory's entries, by name as Node lists them: name and whether it
 /// is a directory (a symlink is not).
 fn entries(path: &str) -> Result<Vec<(String, bool)>, String> {
-    let listing = fs::read_dir(path).map_err(|err| node_message(&err, "scandir", Some(path), None))?;
+    let listing =
+        fs::read_dir(path).map_err(|err| node_message(&err, "scandir", Some(path), None))?;
     let mut out = Vec::new();
     for entry in listing {
         let entry = entry.map_err(|err| node_message(&err, "scandir", Some(path), None))?;
@@ -302,8 +353,10 @@ fn marker(is_dir: bool) -> &'static str {
 
 pub fn list_directory(args: PathArgs) -> Answer {
     let path = allowed().validate(&args.path)?;
-    let lines: Vec<String> =
-        entries(&path)?.into_iter().map(|(name, is_dir)| format!("{} {name}", marker(is_dir))).collect();
+    let lines: Vec<String> = entries(&path)?
+        .into_iter()
+        .map(|(name, is_dir)| format!("{} {name}", marker(is_dir)))
+        .collect();
     text(lines.join("\n"))
 }
 
@@ -313,7 +366,9 @@ pub fn list_directory_with_sizes(args: SizesArgs) -> Answer {
         .into_iter()
         .map(|(name, is_dir)| {
             // Followed through symlinks; what cannot be read counts 0.
-            let size = fs::metadata(join(&path, &name)).map(|meta| meta.len()).unwrap_or(0);
+            let size = fs::metadata(join(&path, &name))
+                .map(|meta| meta.len())
+                .unwrap_or(0);
             (name, is_dir, size)
         })
         .collect();
@@ -326,7 +381,11 @@ pub fn list_directory_with_sizes(args: SizesArgs) -> Answer {
     let mut lines: Vec<String> = sorted
         .iter()
         .map(|(name, is_dir, size)| {
-            let size = if *is_dir { String::new() } else { pad_start(&format_size(*size), 10) };
+            let size = if *is_dir {
+                String::new()
+            } else {
+                pad_start(&format_size(*size), 10)
+            };
             format!("{} {} {size}", marker(*is_dir), pad_end(name, 30))
         })
         .collect();
@@ -369,24 +428,44 @@ impl Exclude {
     }
 }
 
-fn build_tree(allowed: &Allowed, root: &str, current: &str, excludes: &[Exclude]) -> Result<Vec<TreeEntry>, String> {
+fn build_tree(
+    allowed: &Allowed,
+    root: &str,
+    current: &str,
+    excludes: &[Exclude],
+) -> Result<Vec<TreeEntry>, String> {
     let path = allowed.validate(current)?;
     let mut out = Vec::new();
     for (name, is_dir) in entries(&path)? {
         let entry_path = join(current, &name);
         let relative_path = relative(root, &entry_path);
-        if excludes.iter().any(|exclude| exclude.matches(&relative_path)) {
+        if excludes
+            .iter()
+            .any(|exclude| exclude.matches(&relative_path))
+        {
             continue;
         }
-        let children = if is_dir { Some(build_tree(allowed, root, &entry_path, excludes)?) } else { None };
-        out.push(TreeEntry { name, kind: if is_dir { "directory" } else { "file" }, children });
+        let children = if is_dir {
+            Some(build_tree(allowed, root, &entry_path, excludes)?)
+        } else {
+            None
+        };
+        out.push(TreeEntry {
+            name,
+            kind: if is_dir { "directory" } else { "file" },
+            children,
+        });
     }
     Ok(out)
 }
 
 pub fn directory_tree(args: TreeArgs) -> Answer {
     let allowed = allowed();
-    let excludes = args.exclude_patterns.iter().map(|p| Exclude::new(p)).collect::<Result<Vec<_>, _>>()?;
+    let excludes = args
+        .exclude_patterns
+        .iter()
+        .map(|p| Exclude::new(p))
+        .collect::<Result<Vec<_>, _>>()?;
     let tree = build_tree(&allowed, &args.path, &args.path, &excludes)?;
     let json = corral_sdk::serde_json::to_string_pretty(&tree).map_err(|err| err.to_string())?;
     text(json)
@@ -396,6 +475,8 @@ pub fn move_file(args: MoveArgs) -> Answer {
     let allowed = allowed();
     let source = allowed.validate(&args.source)?;
     let destination = allowed.validate(&args.destination)?;
+    allowed.check_writable(&source)?;
+    allowed.check_writable(&destination)?;
     match fs::symlink_metadata(&destination) {
         Ok(_) => return Err(format!("Destination already exists: {destination}")),
         Err(err) if err.kind() == io::ErrorKind::NotFound => {
@@ -404,7 +485,10 @@ pub fn move_file(args: MoveArgs) -> Answer {
         }
         Err(err) => return Err(node_message(&err, "lstat", Some(&destination), None)),
     }
-    text(format!("Successfully moved {} to {}", args.source, args.destination))
+    text(format!(
+        "Successfully moved {} to {}",
+        args.source, args.destination
+    ))
 }
 
 fn search(
@@ -439,7 +523,11 @@ pub fn search_files(args: SearchArgs) -> Answer {
     let allowed = allowed();
     let root = allowed.validate(&args.path)?;
     let pattern = Glob::new(&args.pattern)?;
-    let excludes = args.exclude_patterns.iter().map(|p| Glob::new(p)).collect::<Result<Vec<_>, _>>()?;
+    let excludes = args
+        .exclude_patterns
+        .iter()
+        .map(|p| Glob::new(p))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut results = Vec::new();
     search(&allowed, &root, &root, &pattern, &excludes, &mut results)?;
     if results.is_empty() {
@@ -476,7 +564,10 @@ pub fn get_file_info(args: PathArgs) -> Answer {
 }
 
 pub fn list_allowed_directories(_: NoArgs) -> Answer {
-    text(format!("Allowed directories:\n{}", allowed().dirs.join("\n")))
+    text(format!(
+        "Allowed directories:\n{}",
+        allowed().dirs.join("\n")
+    ))
 }
 
 #[cfg(test)]
@@ -484,7 +575,10 @@ mod tests {
     use super::*;
 
     fn edit(old: &str, new: &str) -> Edit {
-        Edit { old_text: old.into(), new_text: new.into() }
+        Edit {
+            old_text: old.into(),
+            new_text: new.into(),
+        }
     }
 
     #[test]
@@ -495,7 +589,14 @@ mod tests {
     #[test]
     fn whitespace_flexible_matching_keeps_the_indentation() {
         let content = "fn f() {\n    let a = 1;\n    let b = 2;\n}\n";
-        let out = apply_edits(content, &[edit("let a = 1;\n  let b = 2;", "let a = 10;\n    let b = 20;")]).unwrap();
+        let out = apply_edits(
+            content,
+            &[edit(
+                "let a = 1;\n  let b = 2;",
+                "let a = 10;\n    let b = 20;",
+            )],
+        )
+        .unwrap();
         assert_eq!(out, "fn f() {\n    let a = 10;\n      let b = 20;\n}\n");
     }
 

@@ -14,7 +14,9 @@ use std::io;
 use unicode_normalization::UnicodeNormalization;
 
 use crate::errors::{is_sandbox_refusal, node_message, too_many_links};
-use crate::paths::{dirname, is_within, join, normalize_absolute, normalize_path, relative, resolve};
+use crate::paths::{
+    dirname, is_within, join, normalize_absolute, normalize_path, relative, resolve,
+};
 
 /// How many symlinks a path may go through (Linux's MAXSYMLINKS).
 const MAX_LINKS: usize = 40;
@@ -22,6 +24,8 @@ const MAX_LINKS: usize = 40;
 /// The allowed directories: the guest paths of the plugin's preopens.
 pub struct Allowed {
     pub dirs: Vec<String>,
+    /// Whether each of `dirs` is granted read-write (`mode = "rw"`).
+    pub writable: Vec<bool>,
 }
 
 /// Why resolving a path stopped.
@@ -35,25 +39,59 @@ enum Stop {
     /// A symlink with an absolute target: the sandbox neither shows nor
     /// follows it (an absolute host path means nothing in the guest).
     AbsoluteLink(String),
+    /// A component changed between two looks at it (a symlink that was no
+    /// longer one): something is renaming paths under the check.
+    Changed(String),
 }
 
 impl Allowed {
     /// The guest's preopened directories, in the manifest's order.
     #[cfg(target_family = "wasm")]
     pub fn from_preopens() -> Allowed {
-        let dirs = wasip2::filesystem::preopens::get_directories()
+        use wasip2::filesystem::types::DescriptorFlags;
+        let (dirs, writable) = wasip2::filesystem::preopens::get_directories()
             .into_iter()
-            .map(|(_descriptor, path)| normalize_absolute(&path))
-            .collect();
-        Allowed { dirs }
+            .map(|(descriptor, path)| {
+                let writable = descriptor
+                    .get_flags()
+                    .map(|flags| flags.contains(DescriptorFlags::MUTATE_DIRECTORY))
+                    .unwrap_or(true);
+                (normalize_absolute(&path), writable)
+            })
+            .unzip();
+        Allowed { dirs, writable }
+    }
+
+    /// Refuses a write under a directory granted read-only, in words (the
+    /// sandbox would refuse it anyway, with a bare "not permitted").
+    pub fn check_writable(&self, path: &str) -> Result<(), String> {
+        let Some(holder) = self.holder(path) else {
+            return Ok(());
+        };
+        let index = self.dirs.iter().position(|dir| dir == holder);
+        if index.is_some_and(|i| !self.writable.get(i).copied().unwrap_or(true)) {
+            return Err(format!(
+                "Access denied - read-only directory: {path} is in {holder}, which is granted read-only"
+            ));
+        }
+        Ok(())
     }
 
     fn denied_outside(&self, what: &str, path: &str) -> String {
-        format!("Access denied - {what}: {path} not in {}", self.dirs.join(", "))
+        format!(
+            "Access denied - {what}: {path} not in {}",
+            self.dirs.join(", ")
+        )
     }
 
     fn outside_link(&self, target: &str) -> String {
         self.denied_outside("symlink target outside allowed directories", target)
+    }
+
+    fn changed(&self, path: &str) -> String {
+        format!(
+            "Access denied - {path} changed while it was being checked (renamed during the call?); try again"
+        )
     }
 
     fn absolute_link(&self, link: &str) -> String {
@@ -91,6 +129,7 @@ impl Allowed {
             Err(Stop::Io(err)) => Err(node_message(&err, "realpath", Some(&absolute), None)),
             Err(Stop::Loop) => Err(too_many_links("realpath", &absolute)),
             Err(Stop::AbsoluteLink(link)) => Err(self.absolute_link(&link)),
+            Err(Stop::Changed(path)) => Err(self.changed(&path)),
         }
     }
 
@@ -157,6 +196,9 @@ impl Allowed {
             let target = match std::fs::read_link(&next) {
                 Ok(target) => target,
                 Err(err) if is_sandbox_refusal(&err) => return Err(Stop::AbsoluteLink(next)),
+                Err(err) if err.kind() == io::ErrorKind::InvalidInput => {
+                    return Err(Stop::Changed(next));
+                }
                 Err(err) => return Err(Stop::Io(err)),
             };
             let target = target.to_string_lossy().into_owned();
@@ -206,7 +248,10 @@ impl Allowed {
                 Some(exact) => vec![exact],
                 None => {
                     let wanted: String = part.nfc().collect();
-                    names.iter().filter(|name| name.nfc().collect::<String>() == wanted).collect()
+                    names
+                        .iter()
+                        .filter(|name| name.nfc().collect::<String>() == wanted)
+                        .collect()
                 }
             };
             if matches.len() > 1 {
@@ -223,10 +268,16 @@ impl Allowed {
                     return Err(missing_parent());
                 }
                 Err(Stop::Io(err)) => {
-                    return Err(node_message(&err, "realpath", Some(&join(&current, found)), None));
+                    return Err(node_message(
+                        &err,
+                        "realpath",
+                        Some(&join(&current, found)),
+                        None,
+                    ));
                 }
                 Err(Stop::Loop) => return Err(too_many_links("realpath", &join(&current, found))),
                 Err(Stop::AbsoluteLink(link)) => return Err(self.absolute_link(&link)),
+                Err(Stop::Changed(path)) => return Err(self.changed(&path)),
             };
             if !is_within(&normalize_path(&current), &self.dirs) {
                 return Err(self.outside_link(&current));
@@ -238,7 +289,10 @@ impl Allowed {
 
 /// The non-empty components of a path.
 fn components(path: &str) -> Vec<String> {
-    path.split('/').filter(|part| !part.is_empty()).map(String::from).collect()
+    path.split('/')
+        .filter(|part| !part.is_empty())
+        .map(String::from)
+        .collect()
 }
 
 /// `path` followed by what is left on the stack `todo`, lexically.

@@ -20,7 +20,8 @@ other. The original runs with TZ=UTC: the plugin writes dates in UTC.
 `compare` exits non-zero on any difference not in ALLOWED. `security` runs
 the path escapes reported against the original on both servers, prints what
 each did, and exits non-zero only if Corral's plugin read or wrote outside
-its grants (the original's behaviour is recorded, not judged).
+its grants (the original's behaviour is recorded, not judged); then, Corral
+only, every writing tool in a folder granted read-only.
 
 ALLOWED differences, each with its reason (and the narrowest comparison):
 
@@ -139,6 +140,10 @@ def make_fixture(fx):
         "sizes/Zeta": b"x" * 5,
         "sizes/émoji 😀": b"x" * 7,
         "movedir/inner.txt": "inner\n",
+        # Unicode forms: a decomposed name, and two names equal after NFC.
+        "forms/cafe\u0301.txt": "decomposed\n",
+        "forms/\u212b.txt": "angstrom sign\n",
+        "forms/A\u030a.txt": "A and a ring\n",
     }
     for name, content in files.items():
         path = f"{data}/{name}"
@@ -184,6 +189,7 @@ def sessions(fx):
         ("relative path in a subfolder", "read_text_file", {"path": "sub/a.txt"}, "same"),
         ("path with a trailing slash and dots", "read_text_file", {"path": f"{d}/sub/./../hello.txt"}, "same"),
         ("second grant", "read_text_file", {"path": f"{fx}/data2/other.txt"}, "same"),
+        ("a 2 MiB file", "read_text_file", {"path": f"{d}/sizes/10"}, "same"),
         ("head 3 of a big file", "read_text_file", {"path": f"{d}/lines.txt", "head": 3}, "same"),
         ("tail 3 of a big file", "read_text_file", {"path": f"{d}/lines.txt", "tail": 3}, "same"),
         ("tail 1 (the empty piece after the last newline)", "read_text_file", {"path": f"{d}/lines.txt", "tail": 1}, "same"),
@@ -223,6 +229,10 @@ def sessions(fx):
         ("Windows drive path", "read_text_file", {"path": "C:\\Users\\x.txt"}, "same"),
         ("head as a string", "read_text_file", {"path": f"{d}/hello.txt", "head": "2"}, "schema"),
         ("no path", "read_text_file", {}, "schema"),
+        ("a decomposed name asked composed", "read_text_file", {"path": f"{d}/forms/caf\u00e9.txt"}, "same"),
+        ("two names equal to the one asked after NFC", "read_text_file", {"path": f"{d}/forms/\u00c5.txt"}, "same"),
+        ("write to a decomposed name asked composed", "write_file", {"path": f"{d}/forms/caf\u00e9.txt", "content": "rewritten\n"}, "same"),
+        ("the forms folder after the write", "list_directory", {"path": f"{d}/forms"}, "same"),
         # read_media_file
         ("PNG image", "read_media_file", {"path": f"{d}/image.png"}, "same"),
         ("upper-case extension", "read_media_file", {"path": f"{d}/UPPER.PNG"}, "same"),
@@ -343,10 +353,16 @@ def original_params(node, entry, fx):
 
 
 def corral_params(corral, wasm, workdir, fx):
+    """Corral serving the plugin with data and data2 granted read-write,
+    each under its host path. Results
+    may hold a 2 MiB file three times over (text, structured content and
+    its JSON mirror): the output limit is raised as the docs' manifest
+    does."""
     plugins = f"{workdir}/plugins"
     os.makedirs(plugins, exist_ok=True)
     shutil.copy(wasm, f"{plugins}/filesystem.wasm")
     with open(f"{plugins}/filesystem.toml", "w") as f:
+        f.write('[limits]\noutput = "64 MiB"\n\n')
         for folder in ("data", "data2"):
             f.write(f'[[dirs]]\nhost = "{fx}/{folder}"\nguest = "{fx}/{folder}"\nmode = "rw"\n\n')
     return StdioServerParameters(command=corral, args=["serve", plugins], env=dict(os.environ))
@@ -621,19 +637,62 @@ async def security_of(params, fx):
                 f"wrote outside ({', '.join(os.path.basename(w) for w in written)})" if written else "refused",
             )
         # 5: a rename racing the check.
+        read_leaks, inside, refusals = 0, 0, {}
         with Swapper(f"{fx}/data", f"{fx}/outside"):
-            read_leaks = 0
             for _ in range(RACE_ROUNDS):
-                if leaked(dump(await client.call_tool("read_text_file", {"path": f"{fx}/data/race/secret.txt"}))):
+                result = dump(await client.call_tool("read_text_file", {"path": f"{fx}/data/race/secret.txt"}))
+                if leaked(result):
                     read_leaks += 1
+                elif result["isError"]:
+                    text = result["content"][0]["text"]
+                    refusals[text] = refusals.get(text, 0) + 1
+                else:
+                    inside += 1
             for i in range(RACE_ROUNDS):
                 await client.call_tool("write_file", {"path": f"{fx}/data/race/w5-{i}.txt", "content": "pwned"})
         written = [name for name in os.listdir(f"{fx}/outside") if name.startswith("w5-")]
+        kept = len([name for name in os.listdir(f"{fx}/data/race") if name.startswith("w5-")])
         verdicts["5 rename racing the check"] = (
-            f"read the outside file ({read_leaks}/{RACE_ROUNDS} calls)" if read_leaks else f"refused ({RACE_ROUNDS} calls)",
-            f"wrote outside ({len(written)}/{RACE_ROUNDS} files)" if written else f"refused ({RACE_ROUNDS} calls)",
+            f"read the outside file ({read_leaks}/{RACE_ROUNDS} calls)" if read_leaks else f"refused ({inside} read inside)",
+            f"wrote outside ({len(written)}/{RACE_ROUNDS} files)" if written else f"refused ({kept} written inside)",
         )
+        verdicts["race refusals"] = refusals
     return verdicts
+
+
+async def read_only_refusals(params, fx):
+    """Corral only (the original has no read-only directories): every
+    writing tool is refused in a folder granted read-only, in words, and
+    the folder is left as it was. Returns the failures."""
+    ro = f"{fx}/data2"
+    before = sorted(os.listdir(ro))
+    calls = [
+        ("write_file", {"path": f"{ro}/new.txt", "content": "x"}),
+        ("write_file", {"path": f"{ro}/other.txt", "content": "x"}),
+        ("edit_file", {"path": f"{ro}/other.txt", "edits": [{"oldText": "second", "newText": "x"}]}),
+        ("create_directory", {"path": f"{ro}/made"}),
+        ("move_file", {"source": f"{ro}/other.txt", "destination": f"{fx}/data/stolen.txt"}),
+        ("move_file", {"source": f"{fx}/data/hello.txt", "destination": f"{ro}/hello.txt"}),
+    ]
+    failures = 0
+    async with Client(params, mode="legacy", read_timeout_seconds=120) as client:
+        dry = dump(await client.call_tool("edit_file", {"path": f"{ro}/other.txt", "edits": [{"oldText": "second", "newText": "x"}], "dryRun": True}))
+        if dry["isError"]:
+            failures += 1
+            print(f"corral: a dry run in a read-only folder should answer its diff: {short(dry)}")
+        for tool, args in calls:
+            result = dump(await client.call_tool(tool, args))
+            text = result["content"][0]["text"] if result["content"] else ""
+            if not (result["isError"] and text.startswith("Access denied - read-only directory: ")):
+                failures += 1
+                print(f"corral: {tool} in a read-only folder was not refused in words: {short(result)}")
+    with open(f"{ro}/other.txt") as f:
+        intact = f.read() == "second grant\n"
+    if sorted(os.listdir(ro)) != before or not intact:
+        failures += 1
+        print("corral: the read-only folder changed")
+    print(f"read-only grant: corral refused {len(calls)} writes in words" if not failures else "read-only grant: FAILED")
+    return failures
 
 
 async def main_security(node, entry, corral, wasm, workdir):
@@ -645,12 +704,24 @@ async def main_security(node, entry, corral, wasm, workdir):
     width = max(len(name) for name in theirs) + 2
     print(f"{'escape':<{width}} | {'original: read':<34} | {'original: write':<30} | {'corral: read':<20} | corral: write")
     failures = 0
+    race_words = {"original": theirs.pop("race refusals"), "corral": ours.pop("race refusals")}
     for name in theirs:
         (their_read, their_write), (our_read, our_write) = theirs[name], ours[name]
         print(f"{name:<{width}} | {their_read:<34} | {their_write:<30} | {our_read:<20} | {our_write}")
         if not our_read.startswith("refused") or not our_write.startswith("refused"):
             failures += 1
+    for server, words in race_words.items():
+        for text, count in sorted(words.items(), key=lambda item: -item[1])[:4]:
+            print(f"{server} refused a racing read {count} times: {text}")
     print(f"{len(theirs)} escapes tried on both, {failures} not refused by corral")
+    make_fixture(fx)
+    plugins = f"{workdir}/plugins"
+    params = corral_params(corral, wasm, workdir, fx)
+    with open(f"{plugins}/filesystem.toml") as f:
+        manifest = f.read()
+    with open(f"{plugins}/filesystem.toml", "w") as f:
+        f.write(manifest.replace(f'guest = "{fx}/data2"\nmode = "rw"', f'guest = "{fx}/data2"\nmode = "ro"'))
+    failures += await read_only_refusals(params, fx)
     return failures
 
 
