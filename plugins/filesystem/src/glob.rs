@@ -336,20 +336,20 @@ fn brace_expand(pattern: &str) -> Vec<String> {
             i += 2;
             continue;
         }
-        if chars[i] == '{' {
-            if let Some((end, options)) = brace_body(&chars, i) {
-                let pre: String = chars[..i].iter().collect();
-                let post: String = chars[end + 1..].iter().collect();
-                let mut out = Vec::new();
-                for option in options {
-                    for tail in brace_expand(&post) {
-                        for expanded in brace_expand(&option) {
-                            out.push(format!("{pre}{expanded}{tail}"));
-                        }
+        if chars[i] == '{'
+            && let Some((end, options)) = brace_body(&chars, i)
+        {
+            let pre: String = chars[..i].iter().collect();
+            let post: String = chars[end + 1..].iter().collect();
+            let mut out = Vec::new();
+            for option in options {
+                for tail in brace_expand(&post) {
+                    for expanded in brace_expand(&option) {
+                        out.push(format!("{pre}{expanded}{tail}"));
                     }
                 }
-                return out;
             }
+            return out;
         }
         i += 1;
     }

@@ -374,7 +374,7 @@ pub fn list_directory_with_sizes(args: SizesArgs) -> Answer {
         .collect();
     let mut sorted = detailed.clone();
     if args.sort_by.as_deref() == Some("size") {
-        sorted.sort_by(|a, b| b.2.cmp(&a.2));
+        sorted.sort_by_key(|entry| std::cmp::Reverse(entry.2));
     } else {
         sorted.sort_by(|a, b| locale_compare(&a.0, &b.0));
     }

@@ -307,10 +307,10 @@ fn rest_of(path: &str, todo: &[String]) -> String {
 /// The original's `expandHome`: `~` is the home directory. The guest has
 /// one only if its manifest passes `HOME` in `[env]`.
 fn expand_home(path: &str) -> String {
-    if path == "~" || path.starts_with("~/") {
-        if let Ok(home) = std::env::var("HOME") {
-            return join(&home, &path[1..]);
-        }
+    if (path == "~" || path.starts_with("~/"))
+        && let Ok(home) = std::env::var("HOME")
+    {
+        return join(&home, &path[1..]);
     }
     path.to_string()
 }
