@@ -323,3 +323,122 @@ fn is_windows_drive(path: &str) -> bool {
         && bytes[1] == b':'
         && (bytes.len() == 2 || bytes[2] == b'\\' || bytes[2] == b'/')
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A grant `data` beside `data_evil` and `outside`, in a fresh folder.
+    fn grant() -> (tempfile::TempDir, String, Allowed) {
+        let root = tempfile::tempdir().unwrap();
+        let base = root.path().to_str().unwrap().to_string();
+        for dir in ["data/sub", "data_evil", "outside"] {
+            std::fs::create_dir_all(format!("{base}/{dir}")).unwrap();
+        }
+        std::fs::write(format!("{base}/data/file.txt"), "in").unwrap();
+        std::fs::write(format!("{base}/outside/secret.txt"), "out").unwrap();
+        let data = format!("{base}/data");
+        let allowed = Allowed {
+            dirs: vec![data.clone()],
+            writable: vec![true],
+        };
+        (root, base, allowed)
+    }
+
+    #[test]
+    fn paths_outside_the_grant_are_refused_in_the_originals_words() {
+        let (_root, base, allowed) = grant();
+        let data = format!("{base}/data");
+        for (asked, named) in [
+            (format!("{base}/data_evil/x"), format!("{base}/data_evil/x")),
+            (
+                format!("{data}/../outside/secret.txt"),
+                format!("{base}/outside/secret.txt"),
+            ),
+            (
+                "../outside/secret.txt".to_string(),
+                format!("{base}/outside/secret.txt"),
+            ),
+        ] {
+            assert_eq!(
+                allowed.validate(&asked).unwrap_err(),
+                format!("Access denied - path outside allowed directories: {named} not in {data}")
+            );
+        }
+    }
+
+    #[test]
+    fn symlinks_are_followed_only_within_the_grant() {
+        let (_root, base, allowed) = grant();
+        let data = format!("{base}/data");
+        std::os::unix::fs::symlink("../file.txt", format!("{data}/sub/in")).unwrap();
+        std::os::unix::fs::symlink("../outside/secret.txt", format!("{data}/out")).unwrap();
+        std::os::unix::fs::symlink("../outside", format!("{data}/out_dir")).unwrap();
+        assert_eq!(
+            allowed.validate(&format!("{data}/sub/in")).unwrap(),
+            format!("{data}/file.txt")
+        );
+        let refused = format!(
+            "Access denied - symlink target outside allowed directories: {base}/outside/secret.txt not in {data}"
+        );
+        assert_eq!(
+            allowed.validate(&format!("{data}/out")).unwrap_err(),
+            refused
+        );
+        assert_eq!(
+            allowed
+                .validate(&format!("{data}/out_dir/secret.txt"))
+                .unwrap_err(),
+            refused
+        );
+    }
+
+    #[test]
+    fn a_missing_path_resolves_below_its_existing_parent() {
+        let (_root, base, allowed) = grant();
+        let data = format!("{base}/data");
+        assert_eq!(
+            allowed.validate("sub/new/deep.txt").unwrap(),
+            format!("{data}/sub/new/deep.txt")
+        );
+        std::os::unix::fs::symlink("nowhere", format!("{data}/dangling")).unwrap();
+        assert_eq!(
+            allowed.validate(&format!("{data}/dangling")).unwrap_err(),
+            format!("Parent directory does not exist: {data}")
+        );
+        assert_eq!(
+            allowed.validate(&format!("{data}/file.txt/x")).unwrap_err(),
+            format!("ENOTDIR: not a directory, realpath '{data}/file.txt/x'")
+        );
+    }
+
+    #[test]
+    fn unicode_forms_resolve_to_the_one_name_on_disk() {
+        let (_root, base, allowed) = grant();
+        let data = format!("{base}/data");
+        std::fs::write(format!("{data}/cafe\u{301}"), "").unwrap();
+        assert_eq!(
+            allowed.validate(&format!("{data}/caf\u{e9}")).unwrap(),
+            format!("{data}/cafe\u{301}")
+        );
+        std::fs::write(format!("{data}/\u{212b}"), "").unwrap();
+        std::fs::write(format!("{data}/A\u{30a}"), "").unwrap();
+        assert_eq!(
+            allowed.validate(&format!("{data}/\u{c5}")).unwrap_err(),
+            "Ambiguous Unicode path component: \u{c5}"
+        );
+    }
+
+    #[test]
+    fn a_read_only_grant_refuses_writes_in_words() {
+        let (_root, base, mut allowed) = grant();
+        allowed.writable = vec![false];
+        let err = allowed
+            .check_writable(&format!("{base}/data/file.txt"))
+            .unwrap_err();
+        assert!(
+            err.starts_with("Access denied - read-only directory: "),
+            "{err}"
+        );
+    }
+}
