@@ -106,6 +106,15 @@ impl Allowed {
     /// (or, for a path that does not exist yet, where it would be), or why
     /// it may not be used.
     pub fn validate(&self, requested: &str) -> Result<String, String> {
+        if self.dirs.is_empty() {
+            // The original refuses to start without one; a plugin is loaded
+            // anyway, so each call says what is missing.
+            return Err(
+                "Access denied - no allowed directories: the plugin's manifest \
+                 (filesystem.toml) grants none; add a [[dirs]] entry for each folder it may use"
+                    .into(),
+            );
+        }
         let expanded = expand_home(requested);
         if is_windows_drive(&expanded) {
             return Err(format!(
@@ -426,6 +435,19 @@ mod tests {
         assert_eq!(
             allowed.validate(&format!("{data}/\u{c5}")).unwrap_err(),
             "Ambiguous Unicode path component: \u{c5}"
+        );
+    }
+
+    #[test]
+    fn without_grants_every_path_is_refused_in_words() {
+        let allowed = Allowed {
+            dirs: Vec::new(),
+            writable: Vec::new(),
+        };
+        let err = allowed.validate("/anything").unwrap_err();
+        assert!(
+            err.starts_with("Access denied - no allowed directories"),
+            "{err}"
         );
     }
 
