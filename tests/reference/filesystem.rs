@@ -31,7 +31,10 @@ fn arguments() -> (Vec<String>, tempfile::TempDir) {
         original[0].clone(),
         original[1].clone(),
         env!("CARGO_BIN_EXE_corral").to_string(),
-        all_plugins_dir().join("filesystem.wasm").display().to_string(),
+        all_plugins_dir()
+            .join("filesystem.wasm")
+            .display()
+            .to_string(),
         work.path().display().to_string(),
     ];
     (args, work)
