@@ -13,13 +13,17 @@
 //! - `time`: PyPI `mcp-server-time` 2026.10.19 against `plugins/python-time`;
 //! - `memory`: npm `@modelcontextprotocol/server-memory` 2026.8.31 against
 //!   `plugins/js-memory`;
-//! - `fetch`: PyPI `mcp-server-fetch` 2026.10.24 against `plugins/python-fetch`.
+//! - `fetch`: PyPI `mcp-server-fetch` 2026.10.24 against `plugins/python-fetch`;
+//! - `filesystem`: npm `@modelcontextprotocol/server-filesystem` 2026.8.31
+//!   against `plugins/filesystem`, and the path escapes side by side.
 
 mod support;
 
 // Each server's module is in its folder's neighbour, tests/reference/NAME.rs.
 #[path = "reference/fetch.rs"]
 mod fetch;
+#[path = "reference/filesystem.rs"]
+mod filesystem;
 #[path = "reference/memory.rs"]
 mod memory;
 #[path = "reference/sequential_thinking.rs"]

@@ -102,6 +102,27 @@ impl Tool {
         self
     }
 
+    /// Sets the read-only hint explicitly, `false` included (clients assume
+    /// `false` when nothing is said; a plugin mirroring another server's
+    /// annotations may need to say it).
+    pub fn read_only_hint(mut self, value: bool) -> Self {
+        self.read_only = Some(value);
+        self
+    }
+
+    /// Sets the destructive hint explicitly: `false` says that the tool
+    /// only adds (clients assume `true` when nothing is said).
+    pub fn destructive_hint(mut self, value: bool) -> Self {
+        self.destructive = Some(value);
+        self
+    }
+
+    /// Sets the idempotent hint explicitly, `false` included.
+    pub fn idempotent_hint(mut self, value: bool) -> Self {
+        self.idempotent = Some(value);
+        self
+    }
+
     /// Hints that the tool interacts with an open world of external entities
     /// (clients assume this when nothing is said).
     pub fn open_world(mut self) -> Self {

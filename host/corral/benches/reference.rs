@@ -82,6 +82,22 @@ fn references(work: &Path) -> Vec<Reference> {
     .with_env("PATH", fetch_bin);
     let page = serve_page(repo_root().join("tests/reference/fetch/pages/article.html"));
 
+    // filesystem: one folder, allowed to the original on its command line
+    // and granted to the plugin under the same path, with a few files.
+    let filesystem = run_setup("tests/reference/filesystem/setup");
+    let files = work.join("files");
+    std::fs::create_dir_all(files.join("src")).unwrap();
+    let lines: String = (1..=200).map(|n| format!("line {n}\n")).collect();
+    std::fs::write(files.join("notes.txt"), &lines).unwrap();
+    std::fs::write(
+        files.join("src/main.rs"),
+        "fn main() {\n    println!(\"hi\");\n}\n",
+    )
+    .unwrap();
+    let files = files.to_str().unwrap().to_string();
+    let filesystem_original = Launch::new(&filesystem[0], &[&filesystem[1], &files]);
+    let at = |name: &str| format!("{files}/{name}");
+
     vec![
         Reference {
             name: "sequential-thinking",
@@ -102,6 +118,39 @@ fn references(work: &Path) -> Vec<Reference> {
                     ("sequentialthinking", arguments, "thoughtHistoryLength")
                 })
                 .collect(),
+        },
+        Reference {
+            name: "filesystem",
+            plugin: "filesystem",
+            original: filesystem_original,
+            manifest: format!("[[dirs]]\nhost = \"{files}\"\nguest = \"{files}\"\nmode = \"rw\"\n"),
+            calls: vec![
+                (
+                    "read_text_file",
+                    json!({ "path": at("notes.txt"), "tail": 5 }),
+                    "line 200",
+                ),
+                ("list_directory", json!({ "path": files }), "[DIR] src"),
+                (
+                    "search_files",
+                    json!({ "path": files, "pattern": "**/*.rs" }),
+                    "main.rs",
+                ),
+                (
+                    "edit_file",
+                    json!({
+                        "path": at("src/main.rs"),
+                        "edits": [{ "oldText": "hi", "newText": "hello" }],
+                        "dryRun": true,
+                    }),
+                    "@@ -1,3 +1,3 @@",
+                ),
+                (
+                    "write_file",
+                    json!({ "path": at("out.txt"), "content": "the same each time\n" }),
+                    "Successfully wrote",
+                ),
+            ],
         },
         Reference {
             name: "time",
