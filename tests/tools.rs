@@ -161,6 +161,20 @@ fn a_plugin_that_breaks_its_own_output_schema_gets_an_error() {
         first_text(&missing).contains("no structured content"),
         "{missing}"
     );
+    // Not JSON: the parser's words, where it stopped, and the usual fix;
+    // the audit log counts a bad output, with a warning.
+    let not_json = server.call("not_json", json!({}));
+    assert_eq!(not_json["isError"], true, "{not_json}");
+    assert_eq!(
+        first_text(&not_json),
+        "Tool `not_json` returned structured content that is not valid JSON: expected value at line 1 column 11, here: \"{\\\"ratio\\\": \" ⟵ \"inf, \\\"count\\\": 3}\" (JSON has no infinity or NaN: send null, or the number as a string, or leave the field out)",
+        "{not_json}"
+    );
+    let stderr = server.stderr_containing("outcome=\"bad-output\"");
+    assert!(
+        stderr.contains("WARN") && stderr.contains("bad output: Tool `not_json`"),
+        "{stderr}"
+    );
     let panic = server.call("panics", json!({}));
     assert_eq!(panic["isError"], true);
     assert!(first_text(&panic).contains("the liar panicked"), "{panic}");

@@ -14,13 +14,13 @@
 
 use wasmtime::StoreContextMut;
 use wasmtime::component::Linker;
+use wasmtime_wasi::WasiView;
 use wasmtime_wasi::filesystem::WasiFilesystemView;
 use wasmtime_wasi::p2::bindings::filesystem::preopens;
 use wasmtime_wasi::p2::bindings::sockets::instance_network;
 use wasmtime_wasi::sockets::WasiSocketsView;
 
 use crate::manifest::Manifest;
-use crate::sandbox::CallState;
 
 /// The newest WASI 0.2 release wasmtime-wasi links, under which every 0.2.x
 /// import resolves.
@@ -36,22 +36,29 @@ pub struct Reached {
 }
 
 /// Replaces wasmtime-wasi's `get-directories` and `instance-network` with
-/// ones that note what the call reached for, then answer the same.
-pub fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+/// ones that note in the store's [`Reached`] (`reached` finds it) what the
+/// call reached for, then answer the same.
+pub fn add_to_linker<T: WasiView + 'static>(
+    linker: &mut Linker<T>,
+    reached: fn(&mut T) -> &mut Reached,
+) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
-    let result = shadow(linker);
+    let result = shadow(linker, reached);
     linker.allow_shadowing(false);
     result
 }
 
-fn shadow(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+fn shadow<T: WasiView + 'static>(
+    linker: &mut Linker<T>,
+    reached: fn(&mut T) -> &mut Reached,
+) -> wasmtime::Result<()> {
     linker
         .instance(&format!("wasi:filesystem/preopens@{WASI}"))?
         .func_wrap(
             "get-directories",
-            |mut store: StoreContextMut<'_, CallState>, (): ()| {
+            move |mut store: StoreContextMut<'_, T>, (): ()| {
                 let state = store.data_mut();
-                state.reached.files = true;
+                reached(state).files = true;
                 let directories = preopens::Host::get_directories(&mut state.filesystem())?;
                 Ok((directories,))
             },
@@ -60,9 +67,9 @@ fn shadow(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
         .instance(&format!("wasi:sockets/instance-network@{WASI}"))?
         .func_wrap(
             "instance-network",
-            |mut store: StoreContextMut<'_, CallState>, (): ()| {
+            move |mut store: StoreContextMut<'_, T>, (): ()| {
                 let state = store.data_mut();
-                state.reached.network = true;
+                reached(state).network = true;
                 let network = instance_network::Host::instance_network(&mut state.sockets())?;
                 Ok((network,))
             },

@@ -22,17 +22,23 @@ const ROLE_BYTES: usize = 12;
 /// Bytes counted for each number a result carries (a priority, a size).
 const NUMBER_BYTES: usize = 8;
 
+/// Bytes of the plugin's text shown on each side of where its structured
+/// content stops being JSON.
+const EXCERPT_BYTES: usize = 40;
+
 /// Converts a plugin's call result and checks its size and the shape of its
 /// structured content; messages name the tool `name`, as clients see it.
+/// `Err` is a result the plugin got wrong (bad output), with what to tell
+/// the client.
 pub fn check(
     result: tools::CallResult,
     tool: &CheckedTool,
     name: &str,
     limits: &Limits,
-) -> CallOutput {
+) -> Result<CallOutput, String> {
     let size = result_size(&result);
     if size > limits.output_bytes {
-        return CallOutput::error(format!(
+        return Err(format!(
             "Tool `{name}` returned {} of output, more than the limit of {}",
             human_bytes(size),
             human_bytes(limits.output_bytes)
@@ -46,21 +52,64 @@ pub fn check(
         None => None,
         Some(Ok(value)) => Some(value),
         Some(Err(err)) => {
-            return CallOutput::error(format!(
-                "Tool `{name}` returned structured content that is not valid JSON: {err}"
-            ));
+            let text = result.structured_content.as_deref().unwrap_or_default();
+            return Err(not_json(name, text, &err));
         }
     };
     if tool.output.is_some() && !result.is_error && structured.is_none() {
-        return CallOutput::error(format!(
+        return Err(format!(
             "Tool `{name}` declares an output schema but returned no structured content"
         ));
     }
-    CallOutput {
+    Ok(CallOutput {
         content: result.content.into_iter().map(content).collect(),
         structured,
         is_error: result.is_error,
+    })
+}
+
+/// What to tell of structured content `text` that is not JSON: the
+/// parser's words, the text around where it stopped (at most
+/// [`EXCERPT_BYTES`] each side, quoted so that control characters show),
+/// and the fix for the usual cause, a non-finite number printed as a C or
+/// Python program prints it (`inf`, `nan`, `Infinity`).
+fn not_json(name: &str, text: &str, err: &serde_json::Error) -> String {
+    let at = byte_offset(text, err.line(), err.column());
+    let mut start = at.saturating_sub(EXCERPT_BYTES);
+    while !text.is_char_boundary(start) {
+        start -= 1;
     }
+    let mut end = (at + EXCERPT_BYTES).min(text.len());
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    let (before, after) = (&text[start..at.min(end)], &text[at.min(end)..end]);
+    let ellipsis = |cut: bool| if cut { "…" } else { "" };
+    let mut message = format!(
+        "Tool `{name}` returned structured content that is not valid JSON: {err}, here: {}{before:?} ⟵ {after:?}{}",
+        ellipsis(start > 0),
+        ellipsis(end < text.len())
+    );
+    let nearby = text[start..end].to_ascii_lowercase();
+    if ["inf", "nan"].iter().any(|word| nearby.contains(word)) {
+        message.push_str(
+            " (JSON has no infinity or NaN: send null, or the number as a string, or leave the field out)",
+        );
+    }
+    message
+}
+
+/// The byte offset of 1-based `line` and `column` (serde_json counts the
+/// column in bytes) in `text`, clamped to its length.
+fn byte_offset(text: &str, line: usize, column: usize) -> usize {
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    // The column is the byte the parser stopped at; the excerpt's cut goes
+    // before it.
+    (line_start + column.saturating_sub(1)).min(text.len())
 }
 
 /// Bytes of everything in a result (text, data, names, annotations), to

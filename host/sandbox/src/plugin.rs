@@ -304,12 +304,17 @@ impl Plugin {
         .await;
         let (output, outcome, fuel_used) = match run {
             Ok(run) => {
-                let output = output::check(run.value, tool, name, limits);
-                let output = self.check_structured(tool, name, output).await;
-                let outcome = if output.is_error {
-                    Outcome::Error
-                } else {
-                    Outcome::Ok
+                let checked = match output::check(run.value, tool, name, limits) {
+                    Ok(output) => self.check_structured(tool, name, output).await,
+                    Err(message) => Err(message),
+                };
+                let (output, outcome) = match checked {
+                    Ok(output) if output.is_error => (output, Outcome::Error),
+                    Ok(output) => (output, Outcome::Ok),
+                    Err(message) => {
+                        tracing::warn!(plugin = %self.name, tool = %name, "bad output: {message}");
+                        (CallOutput::error(message), Outcome::BadOutput)
+                    }
                 };
                 (output, outcome, run.fuel_used)
             }
@@ -415,12 +420,12 @@ impl Plugin {
         tool: &CheckedTool,
         name: &str,
         mut output: CallOutput,
-    ) -> CallOutput {
+    ) -> Result<CallOutput, String> {
         let Some(schema) = tool.output.as_ref().filter(|_| !output.is_error) else {
-            return output;
+            return Ok(output);
         };
         let Some(structured) = output.structured.take() else {
-            return output;
+            return Ok(output);
         };
         let budget = self.manifest.limits.validation_units;
         let heavy = self.sandbox.heavy_validations();
@@ -428,12 +433,12 @@ impl Plugin {
         match verdict {
             Ok(()) => {
                 output.structured = Some(structured);
-                output
+                Ok(output)
             }
-            Err(Rejection::Violations(violations)) => CallOutput::error(format!(
+            Err(Rejection::Violations(violations)) => Err(format!(
                 "Tool `{name}` returned structured content that does not match its output schema:\n{violations}"
             )),
-            Err(Rejection::OverBudget(units)) => CallOutput::error(format!(
+            Err(Rejection::OverBudget(units)) => Err(format!(
                 "Tool `{name}` returned structured content that would take more than the validation budget of {} work units to check against its output schema",
                 group_digits(units)
             )),
@@ -520,6 +525,9 @@ enum Outcome {
     Error,
     /// The arguments broke the tool's input schema; the plugin did not run.
     InvalidArguments,
+    /// The plugin's answer broke the contract (too large, structured
+    /// content that is not JSON or breaks the tool's output schema).
+    BadOutput,
     /// A rate or concurrency limit refused the call; the plugin did not run.
     Refused(&'static str),
     /// The sandbox stopped the plugin (a limit or a trap).
@@ -534,14 +542,19 @@ impl Outcome {
             Outcome::Ok => "ok",
             Outcome::Error => "error",
             Outcome::InvalidArguments => "invalid-arguments",
+            Outcome::BadOutput => "bad-output",
             Outcome::InputRequired => "input-required",
             Outcome::Refused(label) | Outcome::Failed(label) => label,
         }
     }
 
-    /// Limits and traps are the host's doing, not the plugin's answer.
+    /// Limits, traps and answers the host refused are the host's doing,
+    /// not the plugin's answer.
     fn is_host_event(self) -> bool {
-        matches!(self, Outcome::Refused(_) | Outcome::Failed(_))
+        matches!(
+            self,
+            Outcome::Refused(_) | Outcome::Failed(_) | Outcome::BadOutput
+        )
     }
 }
 

@@ -283,7 +283,7 @@ impl Sandbox {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(anyhow::Error::from)
             .context("linking WASI")?;
-        missing_grant::add_to_linker(&mut linker)
+        missing_grant::add_to_linker(&mut linker, |state: &mut CallState| &mut state.reached)
             .map_err(anyhow::Error::from)
             .context("linking WASI's preopens and network")?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
@@ -653,7 +653,7 @@ pub struct CallState {
     /// Its plugin's store, with a `[state]` grant.
     state: Option<StateAccess>,
     /// What the guest reached for that a grant gives (see `missing_grant`).
-    pub(crate) reached: missing_grant::Reached,
+    reached: missing_grant::Reached,
 }
 
 impl CallState {

@@ -44,6 +44,7 @@ impl Guest for Liar {
             tool("no_structured_content", Some(COUNT_SCHEMA)),
             tool("not_an_object", None),
             tool("panics", None),
+            tool("not_json", None),
         ]
     }
 
@@ -54,6 +55,8 @@ impl Guest for Liar {
             "no_structured_content" => structured(None),
             "not_an_object" => structured(Some("[1,2,3]")),
             "panics" => panic!("the liar panicked"),
+            // What C's printf("%f") or Python's repr makes of an infinity.
+            "not_json" => structured(Some(r#"{"ratio": inf, "count": 3}"#)),
             _ => unreachable!("the host only calls declared tools"),
         }
     }
