@@ -2,7 +2,9 @@
 //! for call against its original. One module per server, each with its files
 //! in the folder of its name under `tests/reference/`: `setup` installs the
 //! original pinned under `target/clients/reference/NAME` (idempotent: marker
-//! files), and `compare.py` runs the original and `corral serve` on a folder
+//! files; an npm original is pinned with every dependency by the folder's
+//! package-lock.json, which `setup` hands to tests/reference/npm-setup), and
+//! `compare.py` runs the original and `corral serve` on a folder
 //! holding only the plugin and its manifest through the same scripted
 //! session, with the official MCP Python SDK, and compares every result
 //! (content, structuredContent, isError) and the tools/list entries. The few

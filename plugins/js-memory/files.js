@@ -21,10 +21,20 @@ const TEMP_ATTEMPTS = 16;
 
 const codeOf = (err) => (err && typeof err.payload === 'string' ? err.payload : undefined);
 
-function fail(what, path, err) {
+/** The codes with which a grant of mode "ro" refuses a change. */
+const REFUSED = new Set(['read-only', 'access', 'not-permitted']);
+
+/**
+ * Throws a FileError for `err` (rethrows anything else). Only a change
+ * (`changing`: a create, write or rename) gets the hint about the grant's
+ * mode: a read-only grant opens, reads and looks up files as a read-write
+ * one does, so an open refused with `not-permitted` (a symbolic link out of
+ * the granted directories) has another cause.
+ */
+function fail(what, path, err, changing = false) {
   const code = codeOf(err);
   if (code === undefined) throw err;
-  const hint = code === 'read-only' || code === 'access' || code === 'not-permitted' ? ' (is its [[dirs]] grant mode "rw"?)' : '';
+  const hint = changing && REFUSED.has(code) ? ' (is its [[dirs]] grant mode "rw"?)' : '';
   throw new FileError(`cannot ${what} ${path}: ${code}${hint}`);
 }
 
@@ -99,7 +109,7 @@ function writeAll(dir, relative, path, text) {
     try {
       file = dir.openAt(FOLLOW, temp, { create: true, exclusive: true }, { write: true });
     } catch (err) {
-      if (codeOf(err) !== 'exist' || attempt + 1 >= TEMP_ATTEMPTS) fail('create a temporary file for', path, err);
+      if (codeOf(err) !== 'exist' || attempt + 1 >= TEMP_ATTEMPTS) fail('create a temporary file for', path, err, true);
     }
   }
   try {
@@ -118,7 +128,7 @@ function writeAll(dir, relative, path, text) {
       // Already gone, or the directory refuses: the first error matters.
     }
     if (err instanceof FileError) throw err;
-    fail('write', path, err);
+    fail('write', path, err, true);
   }
 }
 
@@ -133,25 +143,28 @@ export function fileAt(path, granted) {
 
 /** location.js's `files`, for the legacy migration: exists and rename. */
 export function pathOps(granted) {
-  return {
-    exists(path) {
-      const { dir, relative } = place(path, granted);
-      try {
-        dir.statAt(FOLLOW, relative);
-        return true;
-      } catch (err) {
-        if (codeOf(err) === 'no-entry') return false;
-        return fail('look for', path, err);
-      }
-    },
-    rename(from, to) {
-      const source = place(from, granted);
-      const target = place(to, granted);
-      try {
-        source.dir.renameAt(source.relative, target.dir, target.relative);
-      } catch (err) {
-        fail(`rename ${from} to`, to, err);
-      }
-    },
+  const exists = (path) => {
+    const { dir, relative } = place(path, granted);
+    try {
+      dir.statAt(FOLLOW, relative);
+      return true;
+    } catch (err) {
+      if (codeOf(err) === 'no-entry') return false;
+      return fail('look for', path, err);
+    }
   };
+  const rename = (from, to) => {
+    const source = place(from, granted);
+    const target = place(to, granted);
+    try {
+      source.dir.renameAt(source.relative, target.dir, target.relative);
+    } catch (err) {
+      // Every call checks for the legacy file, so concurrent first calls may
+      // all see memory.json and no memory.jsonl: all but the first find the
+      // source gone, renamed by the first. The migration is then done.
+      if (codeOf(err) === 'no-entry' && !exists(from) && exists(to)) return;
+      fail(`rename ${from} to`, to, err, true);
+    }
+  };
+  return { exists, rename };
 }

@@ -8,8 +8,12 @@
 //! file, the plugin starting on the original's file, the legacy memory.json
 //! migration, a relative MEMORY_FILE_PATH, a corrupt file), each server on
 //! its own file in its own folder, and compares every answer (content,
-//! structuredContent, isError) and, after each session, the two JSONL files
-//! byte for byte. The differences it allows, each with its reason, are in
+//! structuredContent, isError), the tools' entries (description included)
+//! and, after each session, the two JSONL files byte for byte, and that no
+//! temporary file is left. A sixth session, the plugin's alone, makes 8 x 16
+//! concurrent first calls on a legacy memory.json, each of which tries the
+//! migration, and compares their answers with the original's (203 calls in
+//! all). The differences it allows, each with its reason, are in
 //! its docstring: `mirror` (Corral adds the structured content as a text
 //! item when no text item holds it), `schema` (Corral's validator refuses
 //! bad arguments in its own words) and `parse` (V8 and SpiderMonkey word
@@ -37,6 +41,10 @@ fn memory_answers_and_writes_its_file_as_the_original_does() {
             work.path().as_os_str(),
         ],
     );
+    assert!(
+        stdout.contains("203 calls compared, 0 failures"),
+        "the sessions did not run to their end:\n{stdout}"
+    );
     println!("{stdout}");
 }
 
@@ -59,7 +67,7 @@ fn memory_says_what_its_grant_lacks() {
         (String::new(), "must grant one in [[dirs]]"),
         (
             dirs("ro"),
-            "cannot create a temporary file for /memory/memory.jsonl: ",
+            "cannot create a temporary file for /memory/memory.jsonl: not-permitted (is its [[dirs]] grant mode \"rw\"?)",
         ),
         (
             dirs("rw") + "[env]\nset = { MEMORY_FILE_PATH = \"/elsewhere/m.jsonl\" }\n",
@@ -80,8 +88,17 @@ fn memory_says_what_its_grant_lacks() {
             .output()
             .expect("running corral call");
         let stdout = String::from_utf8_lossy(&output.stdout);
+        // The result's text, unescaped from the JSON `corral call` prints.
+        let text = serde_json::from_slice::<serde_json::Value>(&output.stdout)
+            .map(|result| {
+                result["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .unwrap_or_default();
         assert!(
-            !output.status.success() && stdout.contains(says),
+            !output.status.success() && text.contains(says),
             "manifest:\n{manifest}\nexpected an error saying {says:?}, got:\n{stdout}{}",
             String::from_utf8_lossy(&output.stderr)
         );
@@ -90,4 +107,32 @@ fn memory_says_what_its_grant_lacks() {
             .count();
         assert_eq!(left, 0, "nothing is written into the folder:\n{manifest}");
     }
+}
+
+/// A memory file that is a symbolic link out of the granted folder cannot
+/// be opened, and the error says so without the hint about the grant's
+/// mode, which is for writes only: a read-write grant refuses it as well.
+#[test]
+fn memory_does_not_blame_the_mode_for_a_link_out_of_its_grant() {
+    let plugins = folder_with_plugin("js-memory");
+    let memory = plugins.path().join("memory");
+    std::fs::create_dir(&memory).unwrap();
+    std::fs::write(plugins.path().join("outside.jsonl"), "").unwrap();
+    std::os::unix::fs::symlink("../outside.jsonl", memory.join("memory.jsonl")).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_corral"))
+        .arg("call")
+        .arg(plugins.path())
+        .arg("read_graph")
+        .arg("{}")
+        .env("CORRAL_LOG", "warn")
+        .env("CORRAL_CACHE_DIR", test_cache_dir())
+        .output()
+        .expect("running corral call");
+    let result: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|err| panic!("corral call printed no JSON ({err}): {output:?}"));
+    assert_eq!(
+        result["content"][0]["text"], "cannot open /memory/memory.jsonl: not-permitted",
+        "{result}"
+    );
+    assert_eq!(result["isError"], true, "{result}");
 }

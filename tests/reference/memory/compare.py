@@ -31,6 +31,17 @@ Sessions (each a fresh server of each kind):
    folder by both.
 5. "corrupt": a file with a line that is not JSON: every call fails, and
    neither server changes the file.
+6. "legacy race": the plugin checks for a legacy memory.json on every call
+   (each call is a fresh instance), the original once, as it starts; so
+   only the plugin can race. Eight times, a folder with a legacy
+   memory.json gets 16 read_graph calls at once, some of which find it
+   still there and lose the race to rename it (before the plugin took a
+   lost race for a done migration, about half the rounds had a call fail);
+   each answer must be the original's first answer of session 3 (its
+   graph), and memory.json must be gone.
+
+After every session, neither server's folder may hold a temporary file
+(*.tmp): both write a temporary file and rename it over the memory file.
 
 For sessions 3 and 4 the original runs from a copy of its dist/index.js in a
 folder of WORK_DIR (its home: it resolves a relative path, and puts its
@@ -39,8 +50,7 @@ the installed package's.
 
 Compared, for every call: the content (type and text), structuredContent and
 isError. For tools/list: the set of tools, and each tool's name, title,
-inputSchema, outputSchema and annotations (the descriptions are the same
-too, but not compared).
+description, inputSchema, outputSchema and annotations.
 
 ALLOWED differences, each with its reason:
 
@@ -289,7 +299,7 @@ def tool_entries(tools):
     entries = {}
     for tool in tools.tools:
         entry = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
-        entries[tool.name] = {key: entry.get(key) for key in ("name", "title", "inputSchema", "outputSchema", "annotations")}
+        entries[tool.name] = {key: entry.get(key) for key in ("name", "title", "description", "inputSchema", "outputSchema", "annotations")}
     return entries
 
 
@@ -387,6 +397,10 @@ class Report:
         else:
             print(f"ok   {what}: the two files are the same {len(a)} bytes")
 
+    def no_temporaries(self, what, *folders):
+        left = sorted(str(path) for folder in folders for path in folder.rglob("*.tmp"))
+        self.check(not left, f"{what}: no temporary file left" + (f": {left}" if left else ""))
+
 
 class Servers:
     """Starts the original and Corral for one session."""
@@ -433,7 +447,7 @@ async def session(report, name, calls, original_params, corral_params, check_too
         report.check(set(corral_entries) == set(original_entries), f"corral lists the same tools: {sorted(corral_entries)}")
         for tool in sorted(TOOLS & set(original_entries)):
             same = original_entries[tool] == corral_entries.get(tool)
-            report.check(same, f"tools/list {tool}: name, title, inputSchema, outputSchema, annotations")
+            report.check(same, f"tools/list {tool}: name, title, description, inputSchema, outputSchema, annotations")
             if not same:
                 print(f"     original: {short(original_entries[tool], 4000)}\n     corral:   {short(corral_entries.get(tool), 4000)}")
     for (label, tool, _arguments, expect), original, ours in zip(calls, original_results, corral_results):
@@ -442,6 +456,34 @@ async def session(report, name, calls, original_params, corral_params, check_too
         report.check(not problems, f"{label} ({expect}, isError={ours['isError']})")
         for problem in problems:
             print(f"     {problem}")
+    return original_results
+
+
+RACE_ROUNDS, RACERS = 8, 16
+
+
+async def legacy_race(report, servers, manifest, expected):
+    """Session 6: RACERS concurrent read_graph calls on a fresh legacy
+    memory.json, RACE_ROUNDS times, each answer compared with `expected`."""
+    print("-- session legacy race")
+    for turn in range(RACE_ROUNDS):
+        folder = servers.plugin_folder(f"plugin-legacy-race-{turn}", manifest)
+        (folder / "memory" / "memory.json").write_text(LEGACY_FILE)
+        async with Client(servers.corral_params(folder), mode="legacy", read_timeout_seconds=120) as client:
+            await client.list_tools()  # the plugin is loaded before the calls start
+            results = await asyncio.gather(*(client.call_tool(*READ) for _ in range(RACERS)))
+        for index, result in enumerate(results):
+            report.calls += 1
+            problems = compare(READ[0], "same", expected, dump(result))
+            report.check(not problems, f"round {turn}, call {index}: read_graph migrates memory.json at once with {RACERS - 1} others")
+            for problem in problems:
+                print(f"     {problem}")
+        memory = folder / "memory"
+        report.check(
+            not (memory / "memory.json").exists() and (memory / "memory.jsonl").read_text() == LEGACY_FILE,
+            f"round {turn}: memory.json was migrated away, its lines kept",
+        )
+        report.no_temporaries(f"round {turn}", memory)
 
 
 async def main():
@@ -458,12 +500,14 @@ async def main():
     original_file.parent.mkdir()
     await session(report, "main", MAIN, servers.original(entry, str(original_file)), servers.corral_params(plugin_dir), check_tools=True)
     report.same_files("after the main session", original_file, plugin_file)
+    report.no_temporaries("after the main session", original_file.parent, plugin_file.parent)
 
     # 2: the plugin on the original's file.
     folder = servers.plugin_folder("plugin-switch", shipped_manifest)
     shutil.copy(original_file, folder / "memory" / "memory.jsonl")
     await session(report, "switch", SWITCH, servers.original(entry, str(original_file)), servers.corral_params(folder))
     report.same_files("after the switch session", original_file, folder / "memory" / "memory.jsonl")
+    report.no_temporaries("after the switch session", original_file.parent, folder / "memory")
 
     # 3: no MEMORY_FILE_PATH, a legacy memory.json in each home.
     dirs_only = '[[dirs]]\nhost = "memory"\nguest = "/memory"\nmode = "rw"\n'
@@ -471,10 +515,11 @@ async def main():
     folder = servers.plugin_folder("plugin-legacy", dirs_only)
     for place in (home, folder / "memory"):
         (place / "memory.json").write_text(LEGACY_FILE)
-    await session(report, "legacy", LEGACY, servers.original(home / "index.js", None), servers.corral_params(folder))
+    legacy_results = await session(report, "legacy", LEGACY, servers.original(home / "index.js", None), servers.corral_params(folder))
     for name, place in (("original", home), ("plugin", folder / "memory")):
         report.check(not (place / "memory.json").exists(), f"{name}: memory.json was migrated away")
     report.same_files("after the legacy session", home / "memory.jsonl", folder / "memory" / "memory.jsonl")
+    report.no_temporaries("after the legacy session", home, folder / "memory")
 
     # 4: a relative MEMORY_FILE_PATH.
     relative = "nested/graph.jsonl"
@@ -484,6 +529,7 @@ async def main():
         (place / "nested").mkdir()
     await session(report, "relative", RELATIVE, servers.original(home / "index.js", relative), servers.corral_params(folder))
     report.same_files("after the relative session", home / relative, folder / "memory" / relative)
+    report.no_temporaries("after the relative session", home, folder / "memory")
 
     # 5: a corrupt file, left as it was.
     original_file = work / "original-corrupt" / "memory.jsonl"
@@ -494,6 +540,10 @@ async def main():
     await session(report, "corrupt", CORRUPT, servers.original(entry, str(original_file)), servers.corral_params(folder))
     for name, place in (("original", original_file), ("plugin", folder / "memory" / "memory.jsonl")):
         report.check(place.read_text() == CORRUPT_FILE, f"{name}: the corrupt file is unchanged")
+    report.no_temporaries("after the corrupt session", original_file.parent, folder / "memory")
+
+    # 6: concurrent first calls, each migrating memory.json.
+    await legacy_race(report, servers, dirs_only, legacy_results[0])
 
     print(f"{report.calls} calls compared, {report.failures} failures")
     if report.failures:
