@@ -238,10 +238,13 @@ from wit_world.imports.types import Content_Text, TextContent
 
 class Tools(exports.Tools):
     def list(self) -> list[Tool]:
-        return [Tool(name="visits", title=None, description="Count the calls.", input_schema='{"type": "object"}',
-                     output_schema=None, annotations=None, icons=[], task_support=None)]
+        return [Tool(name=name, title=None, description="Count the calls.", input_schema='{"type": "object"}',
+                     output_schema=None, annotations=None, icons=[], task_support=None)
+                for name in ("visits", "wrong_shape")]
 
     def call(self, name: str, arguments: str) -> CallResult:
+        if name == "wrong_shape":  # an MCP result, not the contract's CallResult
+            return {"content": [{"type": "text", "text": "hi"}], "isError": False}
         count = atomics.increment(store.open("default"), "visits", 1)
         return CallResult(content=[Content_Text(TextContent(text=str(count), annotations=None))],
                           structured_content=None, is_error=False)
@@ -254,9 +257,11 @@ import { increment } from 'wasi:keyvalue/atomics@0.2.0-draft';
 
 export const tools = {
   list() {
-    return [{ name: 'visits', description: 'Count the calls.', inputSchema: '{"type": "object"}', icons: [] }];
+    return ['visits', 'wrong_shape'].map((name) => ({ name, description: 'Count the calls.', inputSchema: '{"type": "object"}', icons: [] }));
   },
-  call() {
+  call(name) {
+    // An MCP result, not the contract's call-result.
+    if (name === 'wrong_shape') return { content: [{ type: 'text', text: 'hi' }], isError: false };
     const count = increment(open('default'), 'visits', 1n);
     return { content: [{ tag: 'text', val: { text: String(count) } }], isError: false };
   },
@@ -294,6 +299,25 @@ fn keeps_state(project: &Path, name: &str, entry: &str, source: &str) {
         let result: Value = serde_json::from_slice(&output.stdout).unwrap();
         assert_eq!(first_text(&result), expected, "{result}");
     }
+    // A result of the wrong shape (an MCP result, not the contract's) is
+    // named as such, with where the shapes are written down, not as the
+    // bindings' words alone.
+    let output = run(
+        &format!("corral call {name} wrong_shape"),
+        corral()
+            .arg("call")
+            .arg(project)
+            .args(["wrong_shape", "{}", "--state", &store]),
+        false,
+    );
+    let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let text = first_text(&result);
+    assert!(
+        text.starts_with("Tool `wrong_shape` failed: the plugin returned")
+            && text.contains("a value that does not match the contract's types: ")
+            && text.contains("\"The contract in Python and JavaScript\""),
+        "{result}"
+    );
 }
 
 /// JavaScript projects keep console output on, so that an error escaping

@@ -18,6 +18,13 @@
 //! [`report`] keeps the first part of each and drops the rest; the trap and
 //! the whole stderr stay in the debug log.
 
+/// Where the contract's shapes in Python and JavaScript are written down,
+/// for an author whose plugin returned a value of the wrong shape.
+const SHAPES: &str = "the contract's types in Python and JavaScript are in docs/plugins.md, \
+                      \"The contract in Python and JavaScript\"";
+/// Where componentize-py's runtime converts values between Python and the
+/// contract: a panic there is a value of the wrong type.
+const PYTHON_RUNTIME: &str = "runtime/src/lib.rs:";
 /// The line componentize-js prints as it aborts after an uncaught exception.
 const JS_ABORT: &str = "Redirecting call to abort() to mozalloc_abort";
 /// The file of componentize-js's generated glue, the last frame of a stack.
@@ -37,9 +44,33 @@ pub fn report(stderr: &str) -> Option<String> {
         ));
     }
     if stderr.trim_end().ends_with(JS_ABORT) {
-        return Some(format!("threw an exception: {}", javascript(stderr)));
+        return Some(javascript(stderr));
     }
-    rust_panic(stderr).map(|panic| format!("panicked at {panic}"))
+    let (location, message) = rust_panic(stderr)?;
+    if location.starts_with(PYTHON_RUNTIME)
+        && let Some(error) = python_conversion(&message)
+    {
+        return Some(format!(
+            "returned a value that does not match the contract's types: {error} ({SHAPES})"
+        ));
+    }
+    Some(format!("panicked at {location}: {message}"))
+}
+
+/// `TYPE: MESSAGE` of the Python error componentize-py's runtime unwrapped
+/// (`PyErr { type: <class 'TypeError'>, value: TypeError("..."), ... }`).
+fn python_conversion(panic: &str) -> Option<String> {
+    let rest = panic.split_once("PyErr { type: <class '")?.1;
+    let (kind, rest) = rest.split_once("'>, value: ")?;
+    let value = rest.strip_prefix(kind)?.strip_prefix("(")?;
+    let value = value.rsplit_once("), traceback")?.0;
+    // Python's repr of the message: in double quotes when it holds a
+    // single one, else in single quotes.
+    let value = ['"', '\'']
+        .iter()
+        .find_map(|quote| value.strip_prefix(*quote)?.strip_suffix(*quote))
+        .unwrap_or(value);
+    Some(format!("{kind}: {}", value.replace("\\\"", "\"")))
 }
 
 /// The traceback, without the runtime's panic after it.
@@ -51,17 +82,39 @@ fn python(traceback: &str) -> &str {
     traceback[..end].trim_end()
 }
 
-/// The message and its stack, without the glue's frame and the abort.
+/// The message and its stack, without the glue's frame and the abort. An
+/// exception thrown in the glue itself, with no frame of the plugin's, is
+/// the glue failing to convert what an export returned.
 fn javascript(stderr: &str) -> String {
+    // The glue's frame for the export itself (`export_tools_0_3_0$call@...`;
+    // frames of its helpers may come first).
+    let glue = stderr
+        .lines()
+        .map(str::trim)
+        .find(|line| line.starts_with("export_") && line.contains(JS_GLUE));
     let kept: Vec<&str> = stderr
         .lines()
         .filter(|line| !line.contains(JS_GLUE) && line.trim() != JS_ABORT)
         .collect();
-    kept.join("\n").trim().to_owned()
+    let text = kept.join("\n");
+    let text = text.trim();
+    match (text.strip_suffix("\nStack:"), glue) {
+        (Some(message), Some(frame)) => {
+            let export = frame
+                .split_once('$')
+                .and_then(|(_, rest)| rest.split_once('@'))
+                .map_or("an export", |(name, _)| name);
+            format!(
+                "returned from `{export}` a value that does not match the contract's types: {} ({SHAPES})",
+                message.trim()
+            )
+        }
+        _ => format!("threw an exception: {text}"),
+    }
 }
 
-/// `LOCATION: MESSAGE` of the first panic on stderr.
-fn rust_panic(stderr: &str) -> Option<String> {
+/// The location and message of the first panic on stderr.
+fn rust_panic(stderr: &str) -> Option<(String, String)> {
     let (before, after) = stderr.split_once(" panicked at ")?;
     // The panic line starts `thread 'NAME'` (with ` (ID)` since Rust 1.88).
     let line_start = before.rfind('\n').map_or(0, |at| at + 1);
@@ -69,7 +122,7 @@ fn rust_panic(stderr: &str) -> Option<String> {
         return None;
     }
     let (location, message) = after.split_once(":\n").unwrap_or((after, ""));
-    Some(format!("{location}: {}", message.trim()))
+    Some((location.to_owned(), message.trim().to_owned()))
 }
 
 #[cfg(test)]
@@ -113,6 +166,34 @@ mod tests {
             report(stderr).unwrap(),
             "raised an exception:\nTraceback (most recent call last):\n  File \"/0/app.py\", line 59, \
              in call\n  File \"/0/tool.py\", line 12, in greet\nValueError: the widget is broken"
+        );
+    }
+
+    #[test]
+    fn a_javascript_value_of_the_wrong_shape_names_the_export_that_returned_it() {
+        let stderr = "invalid variant tag value `undefined` (received `[object Object]`) specified for `Content`\n\
+                      Stack:\n  export_tools_0_3_0$call@/tmp/5f0c/sources/initializer.js:1067:15\n\n\
+                      Redirecting call to abort() to mozalloc_abort";
+        assert_eq!(
+            report(stderr).unwrap(),
+            format!(
+                "returned from `call` a value that does not match the contract's types: invalid variant \
+                 tag value `undefined` (received `[object Object]`) specified for `Content` ({SHAPES})"
+            )
+        );
+    }
+
+    #[test]
+    fn a_python_value_of_the_wrong_type_is_the_python_error() {
+        let stderr = "thread '<unnamed>' (1) panicked at runtime/src/lib.rs:1662:66:\n\
+                      called `Result::unwrap()` on an `Err` value: PyErr { type: <class 'AttributeError'>, \
+                      value: AttributeError(\"'dict' object has no attribute 'is_error'\"), traceback: None }";
+        assert_eq!(
+            report(stderr).unwrap(),
+            format!(
+                "returned a value that does not match the contract's types: AttributeError: 'dict' \
+                 object has no attribute 'is_error' ({SHAPES})"
+            )
         );
     }
 
