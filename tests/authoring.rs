@@ -157,6 +157,17 @@ fn scaffold_builds_and_serves(
         format!("{name}  Say hello to someone by name."),
         "corral list"
     );
+    // With the plugin built, ./test also shows what Corral makes of it.
+    let tested = run(
+        &format!("{language} ./test (built)"),
+        &mut script(&project, "test"),
+        true,
+    );
+    let tested = String::from_utf8_lossy(&tested.stdout);
+    assert!(
+        tested.contains(&format!("{name}  Say hello to someone by name.")),
+        "./test lists the built plugin's tools: {tested}"
+    );
 
     let result = call(&project, name, r#"{"name": "Ada"}"#, true);
     assert_eq!(first_text(&result), "Hello, Ada!", "{result}");
