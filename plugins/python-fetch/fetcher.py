@@ -7,7 +7,9 @@ Only the transport differs: the original's httpx client becomes `send`, one
 request without redirects (wasi_http.get in the component), and this module
 follows redirects as httpx does (at most 20), so that every hop goes through
 Corral's `[http] allow` check. A hop the grant does not cover is refused by
-the host, and told as such.
+the host, and told as such. What httpx decides is httpx's own code
+(httpx_parts): the URL each request goes to (its parsing and encoding, a
+redirect's Location joined to it) and the decoding of the body.
 """
 
 import codecs
@@ -19,11 +21,13 @@ import markdownify
 import readabilipy.simple_json
 from protego import Protego
 
+import httpx_parts
 import urls
-from wasi_http import Denied, TransportError
+from wasi_http import Denied, TooLarge, TransportError
 
+# The original's user agent for the tool; its other one, for the fetch
+# prompt, has no use here (plugins offer no prompts).
 DEFAULT_USER_AGENT_AUTONOMOUS = "ModelContextProtocol/1.0 (Autonomous; +https://github.com/modelcontextprotocol/servers)"
-DEFAULT_USER_AGENT_MANUAL = "ModelContextProtocol/1.0 (User-Specified; +https://github.com/modelcontextprotocol/servers)"
 
 # httpx's defaults: Client(max_redirects=20); the original's timeouts, 5 s
 # for robots.txt (httpx's default) and 30 s for the page.
@@ -44,9 +48,11 @@ class HttpError(Exception):
 
 class Refused(Exception):
     """The host refused a request outside the plugin's [http] grant. The
-    guest sees only wasi:http's HTTP-request-denied, which Corral answers
-    both for a host the grant does not list and for a host listed through a
-    wildcard that resolves to a non-public address: the message names both."""
+    guest sees only wasi:http's HTTP-request-denied, which Corral answers for
+    two causes: a host the grant does not list, and a host listed through a
+    wildcard that resolves to a non-public address; the message names both.
+    (A listed host whose name does not resolve is wasi:http's DNS-error, a
+    TransportError, told as the original tells a connection failure.)"""
 
     def __init__(self, url: str):
         parts = urlsplit(url)
@@ -68,38 +74,46 @@ class Fetcher:
 
     # -- one request, as httpx would send it ------------------------------------
 
-    def request(self, url: str, user_agent: str, timeout: float):
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https"):
-            raise HttpError(f"UnsupportedProtocol(\"Request URL has an unsupported protocol '{parts.scheme}://'.\")")
-        authority = parts.netloc.rsplit("@", 1)[-1]
-        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    def request(self, url, user_agent: str, timeout: float):
+        """GET the httpx URL `url`, without following a redirect."""
+        if url.scheme not in ("http", "https"):
+            raise HttpError(repr(httpx_parts.UnsupportedProtocol(f"Request URL has an unsupported protocol '{url.scheme}://'.")))
+        host = url.raw_host.decode("ascii")
+        authority = (f"[{host}]" if ":" in host else host) + (f":{url.port}" if url.port is not None else "")
         headers = [
             ("accept", "*/*"),
             ("accept-encoding", "gzip, deflate"),
             ("user-agent", user_agent),
         ]
         try:
-            return self.send(parts.scheme, authority, path, headers, timeout)
+            return self.send(url.scheme, authority, url.raw_path.decode("ascii"), headers, timeout)
         except Denied:
-            raise Refused(url) from None
+            raise Refused(str(url)) from None
         except TransportError as err:
             raise HttpError(f"{err}") from None
 
     def get(self, url: str, user_agent: str, timeout: float, before_hop=None):
         """GET `url`, following redirects as httpx's follow_redirects=True;
-        `before_hop(url)` runs before each request after the first."""
+        `before_hop(url)` runs before each request after the first. The
+        response's body is decoded (wasi_http.Response.content)."""
+        current = httpx_parts.URL(url)
         history = 0
         while True:
             if history > MAX_REDIRECTS:
                 raise HttpError("TooManyRedirects('Exceeded maximum allowed redirects.')")
             if history and before_hop:
-                before_hop(url)
-            response = self.request(url, user_agent, timeout)
+                before_hop(str(current))
+            response = self.request(current, user_agent, timeout)
             location = response.header("location")
             if response.status not in REDIRECT_STATUSES or location is None:
+                response.body = read(response)
                 return response
-            url = urls.join(url, location)
+            # httpx builds the next request, then reads the redirect's body.
+            try:
+                current = urls.redirect_url(current, location)
+            except httpx_parts.HTTPError as exc:
+                raise HttpError(repr(exc)) from None
+            read(response)
             history += 1
 
     # -- the original's functions ---------------------------------------------
@@ -110,7 +124,7 @@ class Fetcher:
             response = self.get(robot_txt_url, user_agent, ROBOTS_TIMEOUT)
         except HttpError:
             raise ToolError(f"Failed to fetch robots.txt {robot_txt_url} due to a connection issue") from None
-        except Refused as refused:
+        except (Refused, TooLarge) as refused:
             raise ToolError(f"Failed to fetch robots.txt {robot_txt_url}: {refused}") from None
         if response.status in (401, 403):
             raise ToolError(
@@ -140,7 +154,7 @@ class Fetcher:
             response = self.get(url, user_agent, PAGE_TIMEOUT, before_hop)
         except HttpError as err:
             raise ToolError(f"Failed to fetch {url}: {err}") from None
-        except Refused as refused:
+        except (Refused, TooLarge) as refused:
             raise ToolError(f"Failed to fetch {url}: {refused}") from None
         if response.status >= 400:
             raise ToolError(f"Failed to fetch {url} - status code {response.status}")
@@ -174,6 +188,14 @@ class Fetcher:
                 next_start = start_index + actual_content_length
                 content += f"\n\n<error>Content truncated. Call the fetch tool with a start_index of {next_start} to get more content.</error>"
         return f"{prefix}Contents of {page_url}:\n{content}"
+
+
+def read(response) -> bytes:
+    """The decoded body; a decoding failure is httpx's DecodingError."""
+    try:
+        return response.content()
+    except httpx_parts.DecodingError as exc:
+        raise HttpError(repr(exc)) from None
 
 
 def extract_content_from_html(html: str) -> str:

@@ -12,7 +12,9 @@ original writes the title as a paragraph, on 3.14 as the literal text
 `<p>Title</p>`.
 
 The plugin takes the earlier behaviour, which gives the clean markdown and
-matches the reference: no element is tokenized as escapable raw text.
+matches the reference: no element is tokenized as escapable raw text. (On a
+reference Python with the later behaviour the comparison cannot hold: its
+driver, tests/reference/fetch/compare.py, refuses to run and says why.)
 `script` and `style` stay raw text as in every release (readabilipy
 removes them anyway). Importing this module is what applies it; fetcher.py
 imports it before markdownify.

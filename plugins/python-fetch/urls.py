@@ -5,16 +5,27 @@ fetches and names in every answer is `str(url)`: the URL parsed and
 serialized by the WHATWG URL standard (pydantic-core uses the Rust `url`
 crate). `normalize` reproduces that serialization for the cases a fetch
 meets: scheme and host lower-cased, IPv4 shorthands expanded, IDNA host
-names in punycode, default ports dropped, `.` and `..` segments resolved,
+names in Punycode (UTS 46), default ports dropped, `.` and `..` segments resolved,
 an empty path made `/`, and the characters the standard escapes
 percent-encoded in each part. A URL it cannot parse raises `InvalidUrl` with
 pydantic's wording.
 
-`join` resolves a redirect's Location as httpx does (urllib's urljoin).
+`redirect_url` resolves a redirect's Location as the original's httpx does,
+with httpx's own URL class (httpx_parts).
 """
 
+import encodings.punycode  # noqa: F401  (see below)
 import re
-from urllib.parse import urljoin, urlunparse, urlparse
+from urllib.parse import urlparse, urlunparse
+
+import httpx_parts
+import idna
+import idna.uts46data  # noqa: F401
+
+# componentize-py keeps only the modules imported while it builds the
+# component: the Punycode codec and idna's UTS 46 table, otherwise imported
+# at the first international name (here and in httpx's URL), are imported
+# above for that reason.
 
 # Schemes the URL standard calls special, with their default ports.
 SPECIAL = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21, "file": None}
@@ -75,6 +86,21 @@ def _ipv4(host: str) -> str | None:
     return ".".join(str((value >> shift) & 255) for shift in (24, 16, 8, 0))
 
 
+def _idna(host: str) -> str:
+    """UTS 46 ToASCII, non-transitional, as the URL standard (and the Rust
+    idna crate under pydantic-core) does: `ß` stays `ß` (xn--strae-oqa.de),
+    where Python's "idna" codec (IDNA 2003) would map it to "ss". The mapping
+    is the idna package's; each label is then Punycode. Like the URL
+    standard, neither hyphens, lengths nor IDNA 2008's code point classes are
+    checked (pydantic writes ☃.net as xn--n3h.net). Not checked either, and
+    refused by pydantic: a joiner (U+200C, U+200D) in the wrong context."""
+    try:
+        mapped = idna.uts46_remap(host, std3_rules=False, transitional=False)
+        return ".".join(label if label.isascii() else "xn--" + label.encode("punycode").decode("ascii") for label in mapped.split("."))
+    except (idna.IDNAError, UnicodeError):
+        raise InvalidUrl("invalid international domain name") from None
+
+
 def _host(host: str) -> str:
     from urllib.parse import unquote
 
@@ -91,10 +117,7 @@ def _host(host: str) -> str:
     if not host:
         raise InvalidUrl("empty host")
     if not host.isascii():
-        try:
-            host = host.encode("idna").decode("ascii")
-        except UnicodeError:
-            raise InvalidUrl("invalid international domain name") from None
+        host = _idna(host)
     host = host.lower()
     if any(char in FORBIDDEN_HOST for char in host):
         raise InvalidUrl("invalid domain character")
@@ -170,10 +193,20 @@ def robots_txt_url(url: str) -> str:
     return urlunparse((parsed.scheme, parsed.netloc, "/robots.txt", "", "", ""))
 
 
-def join(base: str, location: str) -> str:
-    """A redirect's target, as httpx's Client resolves a Location."""
-    target = urljoin(base, location)
-    base_fragment = urlparse(base).fragment
-    if base_fragment and not urlparse(target).fragment:
-        target = target.split("#", 1)[0] + "#" + base_fragment
-    return target
+def redirect_url(request_url, location: str):
+    """httpx's Client._redirect_url: the httpx URL a Location leads to from
+    the httpx URL `request_url`; an unparsable Location raises httpx's
+    RemoteProtocolError (the original shows its repr)."""
+    try:
+        url = httpx_parts.URL(location)
+    except httpx_parts.InvalidURL as exc:
+        raise httpx_parts.RemoteProtocolError(f"Invalid URL in location header: {exc}.") from None
+    # A malformed absolute Location without a host keeps the request's host.
+    if url.scheme and not url.host:
+        url = url.copy_with(host=request_url.host)
+    if url.is_relative_url:
+        url = request_url.join(url)
+    # The previous fragment, if the Location has none (RFC 7231 7.1.2).
+    if request_url.fragment and not url.fragment:
+        url = url.copy_with(fragment=request_url.fragment)
+    return url

@@ -6,9 +6,10 @@
 //! serves the fixture pages of tests/reference/fetch/pages from a loopback
 //! HTTP server, plus a second one playing a host outside the plugin's grant,
 //! and runs both servers through two scripted sessions (robots.txt obeyed,
-//! then ignored): tools/list and 58 calls. It compares every answer (content,
-//! structuredContent, isError, or the protocol error) and the requests each
-//! side sent for it (path and User-Agent, in order). The differences it
+//! then ignored, the latter with a user agent of the user's): tools/list and
+//! 70 calls. It compares every answer (content, structuredContent, isError,
+//! or the protocol error) and the requests each side sent for it (path and
+//! User-Agent, in order). The differences it
 //! allows, each with its reason, are its `ALLOWED`:
 //!
 //! - `schema`: arguments that break the input schema are refused by Corral's
@@ -16,17 +17,19 @@
 //!   pydantic's); both are isError results;
 //! - `grant`: a URL or a redirect to a host outside the plugin's `[http] allow` list
 //!   is followed by the original and refused by Corral: the plugin answers an
-//!   error naming the host, and the outside server sees no request from it.
+//!   error naming the host, and the outside server sees no request from it;
+//! - `size`: a body past 32 MiB (a gzip bomb) is read by the original; the
+//!   plugin stops at that bound with an error saying so.
 
 use std::ffi::OsStr;
 use std::process::Command;
 
-use super::support::{all_plugins_dir, repo_root};
-use super::{compare, original};
+use super::support::repo_root;
+use super::{compare, original, python_plugins};
 
 #[test]
 fn fetch_answers_every_call_as_the_original_does() {
-    let plugin = all_plugins_dir().join("python-fetch.wasm");
+    let plugin = python_plugins().join("python-fetch.wasm");
     let reference = original("fetch").remove(0);
     let stdout = compare(
         "fetch",
@@ -37,7 +40,7 @@ fn fetch_answers_every_call_as_the_original_does() {
         ],
     );
     assert!(
-        stdout.contains("58 calls compared"),
+        stdout.contains("70 calls compared"),
         "the sessions did not run to their end:\n{stdout}"
     );
     println!("{stdout}");

@@ -8,6 +8,11 @@
 //! then sent to the checked address itself, leaving no window for the name to
 //! resolve differently (DNS rebinding); HTTPS keeps the name for certificate
 //! checks.
+//!
+//! A refusal is wasi:http's `HTTP-request-denied`; a listed host that cannot
+//! be resolved is not a refusal but the DNS error any client would meet
+//! (`DNS-error`), so that a plugin tells a typo or an offline network apart
+//! from its grant.
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -45,9 +50,9 @@ impl WasiHttpHooks for HttpPolicy {
         let plugin = self.plugin.clone();
         Box::new(async move {
             let address = checked_address(grant.as_ref(), request.uri()).await.inspect_err(|reason| {
-                tracing::warn!(plugin = %plugin, "HTTP request to {} refused: {reason}", request.uri());
+                tracing::warn!(plugin = %plugin, "HTTP request to {} not sent: {reason}", request.uri());
             });
-            let address = address.map_err(|_| Error::HttpRequestDenied)?;
+            let address = address.map_err(Refusal::into_error)?;
             if request.uri().scheme() == Some(&Scheme::HTTP) {
                 pin_to_address(&mut request, address)?;
             }
@@ -62,10 +67,44 @@ impl WasiHttpHooks for HttpPolicy {
     }
 }
 
+/// Why a request is not sent.
+#[derive(Debug)]
+enum Refusal {
+    /// The grant does not allow it (the reason, for the log).
+    Denied(String),
+    /// The host is allowed but its name does not resolve (the resolver's
+    /// words, for the log and the DNS error's rcode).
+    Dns(String),
+}
+
+impl Refusal {
+    fn into_error(self) -> Error {
+        match self {
+            Refusal::Denied(_) => Error::HttpRequestDenied,
+            Refusal::Dns(reason) => Error::DnsError {
+                rcode: Some(reason),
+                info_code: None,
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Denied(reason) | Refusal::Dns(reason) => f.write_str(reason),
+        }
+    }
+}
+
 /// The address to connect to, if the grant allows this URI; otherwise why not.
-async fn checked_address(grant: Option<&HttpGrant>, uri: &http::Uri) -> Result<SocketAddr, String> {
-    let grant = grant.ok_or("the plugin has no [http] grant")?;
-    let host = uri.host().ok_or("the URI has no host")?;
+async fn checked_address(
+    grant: Option<&HttpGrant>,
+    uri: &http::Uri,
+) -> Result<SocketAddr, Refusal> {
+    let denied = |reason: &str| Refusal::Denied(reason.to_string());
+    let grant = grant.ok_or_else(|| denied("the plugin has no [http] grant"))?;
+    let host = uri.host().ok_or_else(|| denied("the URI has no host"))?;
     let default_port = if uri.scheme() == Some(&Scheme::HTTPS) {
         443
     } else {
@@ -73,12 +112,14 @@ async fn checked_address(grant: Option<&HttpGrant>, uri: &http::Uri) -> Result<S
     };
     let port = uri.port_u16().unwrap_or(default_port);
     if !grant.allows(host, port) {
-        return Err(format!("{host}:{port} is not in the [http] allow list"));
+        return Err(Refusal::Denied(format!(
+            "{host}:{port} is not in the [http] allow list"
+        )));
     }
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     let addresses: Vec<SocketAddr> = tokio::net::lookup_host((bare, port))
         .await
-        .map_err(|err| format!("cannot resolve {host}: {err}"))?
+        .map_err(|err| Refusal::Dns(format!("cannot resolve {host}: {err}")))?
         .collect();
     let literal = grant.lists_exactly(host);
     let mut refused = None;
@@ -89,10 +130,10 @@ async fn checked_address(grant: Option<&HttpGrant>, uri: &http::Uri) -> Result<S
         refused = Some(address.ip());
     }
     match refused {
-        Some(ip) => Err(format!(
+        Some(ip) => Err(Refusal::Denied(format!(
             "{host} resolves to the non-public address {ip}; list the host exactly to allow it"
-        )),
-        None => Err(format!("{host} resolves to no address")),
+        ))),
+        None => Err(Refusal::Dns(format!("{host} resolves to no address"))),
     }
 }
 
@@ -173,16 +214,19 @@ mod tests {
     #[tokio::test]
     async fn requests_outside_the_allow_list_are_refused() {
         let uri: http::Uri = "http://localhost:9/x".parse().unwrap();
+        let err = checked_address(None, &uri).await.unwrap_err();
         assert!(
-            checked_address(None, &uri)
-                .await
-                .unwrap_err()
-                .contains("no [http] grant")
+            matches!(&err, Refusal::Denied(reason) if reason.contains("no [http] grant")),
+            "{err:?}"
         );
         let err = checked_address(Some(&grant(&["example.com"])), &uri)
             .await
             .unwrap_err();
-        assert!(err.contains("not in the [http] allow list"), "{err}");
+        assert!(
+            matches!(&err, Refusal::Denied(reason) if reason.contains("not in the [http] allow list")),
+            "{err:?}"
+        );
+        assert!(matches!(err.into_error(), Error::HttpRequestDenied));
     }
 
     #[tokio::test]
@@ -198,5 +242,25 @@ mod tests {
         let err = checked_address(Some(&grant(&["*.localhost"])), &wildcard).await;
         // Resolves (to loopback) on most systems; either way it is refused.
         assert!(err.is_err(), "{err:?}");
+    }
+
+    #[tokio::test]
+    async fn a_listed_host_that_does_not_resolve_is_a_dns_error_not_a_denial() {
+        // .invalid never resolves (RFC 6761), with or without a network.
+        let uri: http::Uri = "http://nohost.invalid/".parse().unwrap();
+        let err = checked_address(Some(&grant(&["nohost.invalid"])), &uri)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, Refusal::Dns(reason) if reason.starts_with("cannot resolve nohost.invalid")),
+            "{err:?}"
+        );
+        match err.into_error() {
+            Error::DnsError { rcode, info_code } => {
+                assert!(rcode.unwrap().contains("nohost.invalid"));
+                assert_eq!(info_code, None);
+            }
+            other => panic!("not a DNS error: {other:?}"),
+        }
     }
 }
