@@ -50,6 +50,9 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from common import tool_list_problems  # noqa: E402
+
 PAGES = Path(__file__).parent / "pages"
 
 # Each allowed difference, with its reason (printed in the report).
@@ -370,15 +373,7 @@ async def run_session(label, session_calls, original, ours, routes, site_log, ou
 
             their_tools = {t.name: t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in (await theirs_s.list_tools()).tools}
             our_tools = {t.name: t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in (await ours_s.list_tools()).tools}
-            if sorted(their_tools) != sorted(our_tools):
-                failures.append(f"{label} tools/list names: corral {sorted(our_tools)}, original {sorted(their_tools)}")
-            for name in sorted(set(their_tools) & set(our_tools)):
-                for field in TOOL_FIELDS:
-                    if our_tools[name].get(field) != their_tools[name].get(field):
-                        failures.append(
-                            f"{label} tools/list {name}.{field}:\n    corral:   {json.dumps(our_tools[name].get(field))}\n"
-                            f"    original: {json.dumps(their_tools[name].get(field))}"
-                        )
+            failures += tool_list_problems(f"{label}: ", their_tools, our_tools, TOOL_FIELDS)
             print(f"{label}: tools/list: {len(their_tools)} tool(s) compared ({', '.join(TOOL_FIELDS)})")
 
             for index, (tool, arguments, kind, *robots) in enumerate(session_calls, 1):

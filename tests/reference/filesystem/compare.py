@@ -79,6 +79,11 @@ import threading
 import time
 
 from mcp import Client, StdioServerParameters
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from common import schema_refusal_problems  # noqa: E402
+from common import short as common_short  # noqa: E402
 
 MTIME = 1_700_000_000  # Tue Nov 14 2023 22:13:20 UTC, for every fixture file
 LINES = "".join(f"line {i}\n" for i in range(1, 5001))
@@ -378,8 +383,7 @@ async def run(params, calls):
 
 
 def short(value, limit=1500):
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+    return common_short(value, limit)
 
 
 DATE = r"[A-Z][a-z]{2} [A-Z][a-z]{2} \d{2} \d{4} \d{2}:\d{2}:\d{2} GMT\+0000 \(Coordinated Universal Time\)"
@@ -451,14 +455,7 @@ def compare(expect, original, corral, tool, arguments=None, fx=None):
         return [] if original == corral else [f"results differ:\n  original: {short(original)}\n  corral:   {short(corral)}"]
     problems = []
     if expect == "schema":
-        if not (original["isError"] and corral["isError"]):
-            problems.append("both should refuse the arguments")
-        if original["structuredContent"] is not None or corral["structuredContent"] is not None:
-            problems.append("a refusal carries no structuredContent")
-        if not original["content"][0]["text"].startswith("MCP error -32602: Input validation error: "):
-            problems.append(f"original's refusal is not zod's: {short(original)}")
-        if not corral["content"][0]["text"].startswith(f"Invalid arguments for tool `{tool}`"):
-            problems.append(f"corral's refusal is not the host's: {short(corral)}")
+        problems += schema_refusal_problems(original, corral, tool, limit=1500)
     elif expect == "info":
         theirs = info_lines(original, r"permissions: [0-7]{3}")
         ours = info_lines(corral, re.escape(PERMISSIONS_CORRAL))

@@ -86,6 +86,9 @@ from pathlib import Path
 
 from mcp import Client, StdioServerParameters
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from common import schema_refusal_problems, short  # noqa: E402
+
 PLUGIN = "js-memory"
 TOOLS = {
     "create_entities",
@@ -312,11 +315,6 @@ async def run(params, calls):
         return entries, results
 
 
-def short(value, limit=400):
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
-
-
 def holds_as_text(content, structured):
     for item in content:
         if item.get("type") == "text":
@@ -357,10 +355,7 @@ def compare(tool, expect, original, corral):
         if not result["isError"] or result["structuredContent"] is not None:
             problems.append(f"{name} should fail without structuredContent: {short(result)}")
     if expect == "schema":
-        if not original["content"][0]["text"].startswith("MCP error -32602: Input validation error: "):
-            problems.append(f"original's refusal is not zod's: {short(original)}")
-        if not corral["content"][0]["text"].startswith(f"Invalid arguments for tool `{tool}`"):
-            problems.append(f"corral's refusal is not the host's: {short(corral)}")
+        problems += schema_refusal_problems(original, corral, tool)
     elif expect == "parse":
         if "JSON" not in original["content"][0]["text"]:
             problems.append(f"original's error is not JSON.parse's: {short(original)}")

@@ -34,11 +34,14 @@ ALLOWED differences, each with its reason:
 """
 
 import asyncio
-import json
 import os
 import sys
+from pathlib import Path
 
 from mcp import Client, StdioServerParameters
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from common import schema_refusal_problems, short  # noqa: E402
 
 TOOL = "sequentialthinking"
 
@@ -144,25 +147,13 @@ async def session(params):
     return await session_of(params, [arguments for _label, arguments, _expect in SESSION])
 
 
-def short(value, limit=400):
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
-
-
 def compare(label, expect, original, corral):
     """Returns the problems with one call's pair of results."""
     if expect == "same":
         return [] if original == corral else [f"results differ:\n  original: {short(original)}\n  corral:   {short(corral)}"]
     problems = []
     if expect == "schema":
-        if not (original["isError"] and corral["isError"]):
-            problems.append("both should refuse the arguments")
-        if original["structuredContent"] is not None or corral["structuredContent"] is not None:
-            problems.append("a refusal carries no structuredContent")
-        if not original["content"][0]["text"].startswith("MCP error -32602: Input validation error: "):
-            problems.append(f"original's refusal is not zod's: {short(original)}")
-        if not corral["content"][0]["text"].startswith(f"Invalid arguments for tool `{TOOL}`"):
-            problems.append(f"corral's refusal is not the host's: {short(corral)}")
+        problems += schema_refusal_problems(original, corral, TOOL)
     elif expect == "coerced":
         if original["isError"] or original["structuredContent"] is None:
             problems.append(f"the original should coerce the string: {short(original)}")

@@ -27,6 +27,10 @@ from datetime import datetime
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from common import tool_list_problems  # noqa: E402
 
 # How far apart the two servers' clocks may read, in seconds.
 CLOCK_SLACK = 5
@@ -191,15 +195,7 @@ async def main(reference_python: str, corral: str, folder: str, local: str) -> i
 
             their_tools = {t.name: t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in (await theirs_s.list_tools()).tools}
             our_tools = {t.name: t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in (await ours_s.list_tools()).tools}
-            if sorted(their_tools) != sorted(our_tools):
-                failures.append(f"tools/list names: corral {sorted(our_tools)}, original {sorted(their_tools)}")
-            for name in sorted(set(their_tools) & set(our_tools)):
-                for field in TOOL_FIELDS:
-                    if our_tools[name].get(field) != their_tools[name].get(field):
-                        failures.append(
-                            f"tools/list {name}.{field}:\n    corral:   {json.dumps(our_tools[name].get(field))}\n"
-                            f"    original: {json.dumps(their_tools[name].get(field))}"
-                        )
+            failures += tool_list_problems("", their_tools, our_tools, TOOL_FIELDS)
             print(f"tools/list: {len(their_tools)} tools compared ({', '.join(TOOL_FIELDS)})")
 
             used = set()
