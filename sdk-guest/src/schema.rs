@@ -31,6 +31,32 @@ pub(crate) fn schema_for<T: JsonSchema>() -> Value {
     schema
 }
 
+/// The input schema of argument type `A`: [`schema_for`], closed
+/// (`"additionalProperties": false` on a root object schema that lists its
+/// properties and says nothing of others), as the other languages'
+/// scaffolds' schemas are. serde ignores fields a struct does not name, so
+/// an argument the model misspelled would otherwise vanish without a word;
+/// closed, the host refuses the call and names the field.
+pub(crate) fn input_schema_for<A: JsonSchema>() -> Value {
+    let mut schema = schema_for::<A>();
+    if let Value::Object(root) = &mut schema {
+        let open = [
+            "additionalProperties",
+            "patternProperties",
+            "unevaluatedProperties",
+        ]
+        .iter()
+        .all(|key| !root.contains_key(*key));
+        let combined = ["allOf", "anyOf", "oneOf", "$ref"]
+            .iter()
+            .any(|key| root.contains_key(*key));
+        if root.contains_key("properties") && open && !combined {
+            root.insert("additionalProperties".into(), Value::Bool(false));
+        }
+    }
+    schema
+}
+
 pub(crate) fn reflow_descriptions(schema: &mut Value) {
     match schema {
         Value::Object(map) => {

@@ -57,8 +57,38 @@ fn input_schema_from_argument_type() {
                 "b": {"description": "The right operand", "type": "number", "format": "double"},
             },
             "required": ["a", "b"],
+            "additionalProperties": false,
         })
     );
+}
+
+/// A closed schema: an argument the struct does not name is refused by the
+/// host (with its name) rather than dropped by serde without a word.
+#[test]
+fn input_schemas_are_closed_unless_the_type_says_otherwise() {
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Open {
+        a: f64,
+        #[serde(flatten)]
+        rest: std::collections::BTreeMap<String, f64>,
+    }
+    let open = Tool::new("open", |_: Open| "").input_schema();
+    assert_eq!(
+        open["additionalProperties"],
+        json!({"type": "number", "format": "double"})
+    );
+    let output = Tool::new("out", add)
+        .output_schema::<Sum>()
+        .get_output_schema()
+        .unwrap();
+    assert!(output.get("additionalProperties").is_none(), "{output}");
+}
+
+#[test]
+#[should_panic(expected = "tool name \"say hello\" is not 1-64 characters")]
+fn a_test_calling_a_tool_with_an_invalid_name_fails_with_why() {
+    Tool::new("say hello", add).call(r#"{"a": 1, "b": 2}"#);
 }
 
 #[test]

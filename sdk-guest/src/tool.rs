@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::result::{CallResult, IntoToolResult};
-use crate::schema::schema_for;
+use crate::schema::{input_schema_for, schema_for};
 
 type Handler = Box<dyn Fn(&str) -> Result<CallResult, serde_json::Error>>;
 type Text = Cow<'static, str>;
@@ -60,7 +60,7 @@ impl Tool {
             idempotent: None,
             open_world: None,
             icons: Vec::new(),
-            input_schema: schema_for::<A>,
+            input_schema: input_schema_for::<A>,
             output_schema: R::output_schema,
             handler: Box::new(move |arguments| {
                 let args = serde_json::from_str::<A>(arguments)?;
@@ -184,7 +184,18 @@ impl Tool {
     /// Runs the tool with `arguments`, a JSON object as text (empty text
     /// counts as `{}`). Arguments that do not fit the tool's argument type
     /// give a tool execution error naming the problem.
+    ///
+    /// # Panics
+    ///
+    /// When the tool's name is one Corral would refuse to load (not 1-64
+    /// characters of `[A-Za-z0-9_-]`): a plugin's own `cargo test` finds
+    /// the mistake before a build does.
     pub fn call(&self, arguments: &str) -> CallResult {
+        assert!(
+            is_valid_name(&self.name),
+            "tool name {:?} is not 1-64 characters of A-Z, a-z, 0-9, `_` and `-`: Corral would not load the plugin",
+            self.name
+        );
         // Every run of a call numbers its requests to the client alike.
         crate::client::start_call();
         crate::state::start_call();
@@ -200,6 +211,15 @@ impl Tool {
             }
         }
     }
+}
+
+/// Whether `name` is a tool name Corral loads (the host's rule, which every
+/// client accepts).
+fn is_valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 impl std::fmt::Debug for Tool {

@@ -5,9 +5,11 @@ use corral_sdk::{Tool, ToolError, plugin};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-/// The tool's arguments. Their JSON Schema, doc comments included, is the
-/// tool's input schema: the host checks every call against it before the
-/// plugin runs.
+// The tool's arguments. Their JSON Schema is the tool's input schema: the
+// host checks every call against it before the plugin runs, and refuses a
+// field `Args` does not name. The `///` doc comments below become the
+// schema's descriptions, which the model reads: write them for the model,
+// and notes for people in `//` comments like this one, which stay out.
 #[derive(Deserialize, JsonSchema)]
 struct Args {
     /// Who to greet.
