@@ -31,14 +31,11 @@ pub(crate) fn schema_for<T: JsonSchema>() -> Value {
     schema
 }
 
-/// The input schema of argument type `A`: [`schema_for`], closed
-/// (`"additionalProperties": false` on a root object schema that lists its
-/// properties and says nothing of others), as the other languages'
-/// scaffolds' schemas are. serde ignores fields a struct does not name, so
-/// an argument the model misspelled would otherwise vanish without a word;
-/// closed, the host refuses the call and names the field.
-pub(crate) fn input_schema_for<A: JsonSchema>() -> Value {
-    let mut schema = schema_for::<A>();
+/// `schema`, closed: `"additionalProperties": false` on a root object
+/// schema that lists its properties and says nothing of others (nor
+/// combines schemas, as a flattened enum does), as the other languages'
+/// scaffolds' schemas are.
+pub(crate) fn close(mut schema: Value) -> Value {
     if let Value::Object(root) = &mut schema {
         let open = [
             "additionalProperties",

@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::result::{CallResult, IntoToolResult};
-use crate::schema::{input_schema_for, schema_for};
+use crate::schema::{close, schema_for};
 
 type Handler = Box<dyn Fn(&str) -> Result<CallResult, serde_json::Error>>;
 type Text = Cow<'static, str>;
@@ -34,6 +34,9 @@ pub struct Tool {
     pub(crate) open_world: Option<bool>,
     pub(crate) icons: Vec<Icon>,
     input_schema: fn() -> Value,
+    /// Whether the input schema refuses properties the argument type does
+    /// not name (see [`Tool::open_arguments`]).
+    closed: bool,
     output_schema: fn() -> Option<Value>,
     handler: Handler,
 }
@@ -60,7 +63,8 @@ impl Tool {
             idempotent: None,
             open_world: None,
             icons: Vec::new(),
-            input_schema: input_schema_for::<A>,
+            input_schema: schema_for::<A>,
+            closed: true,
             output_schema: R::output_schema,
             handler: Box::new(move |arguments| {
                 let args = serde_json::from_str::<A>(arguments)?;
@@ -171,9 +175,21 @@ impl Tool {
         self.description.as_deref()
     }
 
+    /// Lets the input schema accept properties the argument type does not
+    /// name (they are then ignored), as a schema written for another server
+    /// may have to. By default the schema of a struct is closed
+    /// (`"additionalProperties": false`): serde drops fields a struct does
+    /// not name, so an argument the model misspelled would vanish without a
+    /// word; closed, the host refuses the call and names the field.
+    pub fn open_arguments(mut self) -> Self {
+        self.closed = false;
+        self
+    }
+
     /// The JSON Schema of the arguments.
     pub fn input_schema(&self) -> Value {
-        (self.input_schema)()
+        let schema = (self.input_schema)();
+        if self.closed { close(schema) } else { schema }
     }
 
     /// The JSON Schema of the structured content, if the tool has one.

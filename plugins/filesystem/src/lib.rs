@@ -20,14 +20,16 @@ use schemas::{MediaOutput, TextOutput};
 
 /// A read-only tool of a closed world, as the original annotates them.
 fn reader(tool: Tool) -> Tool {
-    tool.read_only()
+    tool.open_arguments()
+        .read_only()
         .closed_world()
         .output_schema::<TextOutput>()
 }
 
 /// A tool that changes files: its three hints said explicitly.
 fn writer(tool: Tool, destructive: bool, idempotent: bool) -> Tool {
-    tool.read_only_hint(false)
+    tool.open_arguments()
+        .read_only_hint(false)
         .destructive_hint(destructive)
         .idempotent_hint(idempotent)
         .closed_world()
@@ -46,6 +48,7 @@ plugin! {
              last N lines, not both. Only works within allowed directories.",
         ),
     Tool::new("read_media_file", tools::read_media_file)
+        .open_arguments()
         .read_only()
         .closed_world()
         .output_schema::<MediaOutput>()
