@@ -29,6 +29,10 @@ impl ToolHost for FolderHost {
     fn subscribe(&self) -> Option<HostEvents> {
         Some(HostEvents {
             tools_changed: self.catalog.tools_changed(),
+            // Not wired yet: no resources or prompts change.
+            resources_changed: tokio::sync::watch::channel(0).1,
+            prompts_changed: tokio::sync::watch::channel(0).1,
+            resource_updated: tokio::sync::broadcast::channel(1).1,
             logs: self.reports.subscribe(),
         })
     }

@@ -97,7 +97,10 @@ fn verdict(name: &str, manifest: &Manifest) -> Verdict {
     let provided = |what| Verdict::Provided(what);
     match interface {
         // The contract's interfaces, of the versions that have them.
-        "corral:plugin/host" | "corral:plugin/types" | "corral:plugin/client"
+        "corral:plugin/host"
+        | "corral:plugin/types"
+        | "corral:plugin/client"
+        | "corral:plugin/icons"
             if !contract_has(name) =>
         {
             Verdict::Unknown
@@ -105,7 +108,7 @@ fn verdict(name: &str, manifest: &Manifest) -> Verdict {
         "corral:plugin/host" => provided(
             "log and progress, to the client and the host log; from 0.3.0, tools-changed (its tools are listed again, at most once a second)",
         ),
-        "corral:plugin/types" => provided("the plugin contract's types"),
+        "corral:plugin/types" | "corral:plugin/icons" => provided("the plugin contract's types"),
         "corral:plugin/client" => provided(
             "asks the call's client only what it declared (elicitation, sampling, roots); bounded in size and count, waiting at most the input-wait limit",
         ),
@@ -151,6 +154,7 @@ fn contract_has(name: &str) -> bool {
         .iter()
         .any(|contract| contract.version() == version)
         && !(interface == "corral:plugin/client" && version == Contract::V0_1.version())
+        && !(interface == "corral:plugin/icons" && version != Contract::V0_3.version())
 }
 
 #[cfg(test)]

@@ -793,6 +793,13 @@ impl bindings::v0_3::corral::plugin::host::Host for CallState {
     fn tools_changed(&mut self) {
         self.tools_changed = true;
     }
+
+    // Not wired yet (resources and prompts are being added to 0.3.0).
+    fn resources_changed(&mut self) {}
+
+    fn prompts_changed(&mut self) {}
+
+    fn resource_updated(&mut self, _uri: String) {}
 }
 
 impl client::Host for CallState {

@@ -1,11 +1,13 @@
-//! What a tool is and what a call returns, independent of both the wire
-//! protocol and WebAssembly, and the [`ToolHost`] port between the two.
+//! What a tool, a resource, a prompt and a completion are and what calling
+//! them returns, independent of both the wire protocol and WebAssembly, and
+//! the [`ToolHost`] port between the two.
 //!
 //! The sandbox (`corral-sandbox`) produces these from validated plugin
 //! output; the protocol (`corral-mcp`) shapes them into JSON for the
 //! negotiated revision and serves whatever implements [`ToolHost`]; the
 //! `corral` crate plugs one into the other.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -13,11 +15,19 @@ use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 
 pub mod client;
+pub mod completion;
 pub mod header_param;
+pub mod prompt;
+pub mod resource;
 
 pub use client::{
     Answers, AskError, AskFuture, CallContext, Client, ClientCapabilities, InputKind, InputRequest,
 };
+pub use completion::{
+    CompleteError, CompletionRef, CompletionRequest, Completions, MAX_COMPLETION_VALUES,
+};
+pub use prompt::{PromptArgument, PromptDef, PromptError, PromptMessage, PromptOutput};
+pub use resource::{ReadError, ResourceDef, ResourceItem, ResourceTemplateDef};
 
 /// A tool as served to clients, after validation.
 #[derive(Debug, Clone, PartialEq)]
@@ -249,7 +259,21 @@ impl std::fmt::Display for UnknownTool {
 
 impl std::error::Error for UnknownTool {}
 
-/// What the protocol layer needs from the rest of the server.
+/// What the server offers besides tools: the capabilities it declares.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Offers {
+    /// Some resource or resource template is served.
+    pub resources: bool,
+    /// Some prompt is served.
+    pub prompts: bool,
+    /// Some plugin that serves a prompt or a template completes their
+    /// arguments.
+    pub completions: bool,
+}
+
+/// What the protocol layer needs from the rest of the server: its tools,
+/// resources, prompts and completion. Everything but tools has a default
+/// of "none", so that a host of tools alone implements only those.
 pub trait ToolHost: Send + Sync + 'static {
     /// The tools to list, in a deterministic order.
     fn tools(&self) -> Arc<[ToolDef]>;
@@ -272,8 +296,70 @@ pub trait ToolHost: Send + Sync + 'static {
         std::future::ready(())
     }
 
-    /// What a session passes on to its client while it runs: tool list
-    /// changes and server log messages. `None`: the tool list never changes.
+    /// The resources to list, in a deterministic order.
+    fn resources(&self) -> Arc<[ResourceDef]> {
+        Arc::new([])
+    }
+
+    /// The resource templates to list, in a deterministic order.
+    fn resource_templates(&self) -> Arc<[ResourceTemplateDef]> {
+        Arc::new([])
+    }
+
+    /// The prompts to list, in a deterministic order.
+    fn prompts(&self) -> Arc<[PromptDef]> {
+        Arc::new([])
+    }
+
+    /// What is offered besides tools, for the capabilities to declare.
+    fn offers(&self) -> Offers {
+        Offers {
+            resources: !self.resources().is_empty() || !self.resource_templates().is_empty(),
+            prompts: !self.prompts().is_empty(),
+            completions: false,
+        }
+    }
+
+    /// Reads the resource at `uri`. Its plugin's events go to
+    /// `context.events`; it may ask `context.client` for input.
+    fn read_resource(
+        &self,
+        uri: &str,
+        context: CallContext,
+    ) -> impl Future<Output = Result<Vec<ResourceItem>, ReadError>> + Send {
+        let _ = (uri, context);
+        std::future::ready(Err(ReadError::NotFound))
+    }
+
+    /// The messages of prompt `name` for `arguments`. Its plugin's events
+    /// go to `context.events`; it may ask `context.client` for input.
+    fn get_prompt(
+        &self,
+        name: &str,
+        arguments: BTreeMap<String, String>,
+        context: CallContext,
+    ) -> impl Future<Output = Result<PromptOutput, PromptError>> + Send {
+        let _ = (arguments, context);
+        std::future::ready(Err(PromptError::Unknown(format!(
+            "unknown prompt `{name}`"
+        ))))
+    }
+
+    /// Suggestions for `request`; at most [`MAX_COMPLETION_VALUES`].
+    fn complete(
+        &self,
+        request: CompletionRequest,
+        context: CallContext,
+    ) -> impl Future<Output = Result<Completions, CompleteError>> + Send {
+        let _ = context;
+        std::future::ready(Err(CompleteError::UnknownReference(format!(
+            "nothing to complete for {:?}",
+            request.reference
+        ))))
+    }
+
+    /// What a session passes on to its client while it runs: list changes,
+    /// updated resources and server log messages. `None`: nothing changes.
     fn subscribe(&self) -> Option<HostEvents> {
         None
     }
@@ -285,6 +371,13 @@ pub struct HostEvents {
     /// Marked changed each time the tool list visibly changes (several
     /// changes before the session looks may count as one).
     pub tools_changed: watch::Receiver<u64>,
+    /// As `tools_changed`, for the resources and resource templates.
+    pub resources_changed: watch::Receiver<u64>,
+    /// As `tools_changed`, for the prompts.
+    pub prompts_changed: watch::Receiver<u64>,
+    /// The URI of each resource whose contents changed (a plugin said
+    /// `host.resource-updated`), for the sessions subscribed to it.
+    pub resource_updated: broadcast::Receiver<String>,
     /// Messages for the client's log, such as a plugin that failed to reload.
     pub logs: broadcast::Receiver<HostLog>,
 }

@@ -402,6 +402,10 @@ impl ToolHost for FakeHost {
     fn subscribe(&self) -> Option<HostEvents> {
         Some(HostEvents {
             tools_changed: self.tools_changed.subscribe(),
+            // Not wired yet: no resources or prompts change.
+            resources_changed: tokio::sync::watch::channel(0).1,
+            prompts_changed: tokio::sync::watch::channel(0).1,
+            resource_updated: tokio::sync::broadcast::channel(1).1,
             logs: self.logs.subscribe(),
         })
     }
