@@ -312,6 +312,15 @@ enum Command {
         #[command(flatten)]
         registry: RegistryFlags,
     },
+    /// Load the plugin FILE as `serve` would, so that its compiled code is
+    /// in the compile cache and the first call after a build is fast.
+    ///
+    /// A plugin project's `./build` runs it last. Exits with 1 when the
+    /// plugin would not load (the reason is printed on stderr).
+    Compile {
+        /// The plugin, NAME.wasm (its manifest, if any, is NAME.toml beside it).
+        file: PathBuf,
+    },
     /// Show a plugin's tools, imports, limits and the authority it is granted.
     Inspect {
         /// The plugin file (its manifest, if any, is the .toml beside it).
@@ -505,7 +514,9 @@ fn folder(command: &Command) -> Option<&Path> {
         Command::Serve { dir, .. } | Command::List { dir, .. } | Command::Call { dir, .. } => {
             Some(dir)
         }
-        Command::Inspect { file } => Some(file.parent().unwrap_or(Path::new("."))),
+        Command::Inspect { file } | Command::Compile { file } => {
+            Some(file.parent().unwrap_or(Path::new(".")))
+        }
         Command::Push { .. } | Command::Pull { .. } | Command::State(_) => None,
     }
 }
@@ -655,6 +666,29 @@ async fn run(command: Command, mut options: SandboxOptions, stores: Stores) -> R
             }
         }
         Command::State(_) => unreachable!("answered above"),
+        Command::Compile { file } => {
+            if sandbox.options().cache.is_none() {
+                bail!(
+                    "there is no compile cache to fill (--no-cache, or neither XDG_CACHE_HOME nor HOME is set)"
+                );
+            }
+            let started = std::time::Instant::now();
+            match corral_sandbox::Plugin::load(&sandbox, &file).await {
+                Ok(plugin) => {
+                    eprintln!(
+                        "compiled {} ({} tool(s)) in {:.1} s: the first call will not wait for it",
+                        file.display(),
+                        plugin.tools().len(),
+                        started.elapsed().as_secs_f64()
+                    );
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(err) => {
+                    eprintln!("corral: {} would not load: {err:#}", file.display());
+                    Ok(ExitCode::FAILURE)
+                }
+            }
+        }
         Command::Inspect { file } => {
             let inspection = corral_sandbox::inspect(&sandbox, &file).await?;
             print_inspection(&inspection);
