@@ -22,6 +22,7 @@ pub mod cache;
 mod capture;
 pub mod changes;
 mod crash;
+mod function_cache;
 mod http;
 pub mod imports;
 pub mod limits;

@@ -32,6 +32,7 @@ use crate::cache::CompileCache;
 use crate::capture::Captured;
 use crate::changes::ToolsChanged;
 use crate::crash;
+use crate::function_cache::FunctionCache;
 use crate::http::HttpPolicy;
 use crate::limits::Limits;
 use crate::manifest::Manifest;
@@ -275,7 +276,18 @@ impl Sandbox {
     /// Creates the engine (pooling allocator, fuel, epoch interruption) and the
     /// linker offering WASI and the `host` interface.
     pub fn new(options: SandboxOptions) -> Result<Arc<Sandbox>> {
-        let engine = Engine::new(&engine_config())
+        let mut config = engine_config();
+        if let Some(cache) = &options.cache {
+            // Functions compiled before are reused by a compile of new bytes
+            // (a plugin rebuilt after an edit): see `function_cache`.
+            config
+                .enable_incremental_compilation(Arc::new(FunctionCache::new(
+                    cache.dir().join("functions.sqlite"),
+                )))
+                .map_err(anyhow::Error::from)
+                .context("enabling the function cache")?;
+        }
+        let engine = Engine::new(&config)
             .map_err(anyhow::Error::from)
             .context("creating the wasm engine")?;
 
