@@ -8,6 +8,7 @@
 mod client;
 mod http;
 pub mod jsonrpc;
+mod params;
 pub mod revision;
 mod session;
 mod shape;
