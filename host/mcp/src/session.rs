@@ -14,9 +14,11 @@
 //! session's own, which tells the client when the tool list changed and
 //! passes the host's log messages on at the client's log level.
 //!
-//! # Tools that ask the client
+//! # Tools, prompts and resources that ask the client
 //!
-//! A call's tool may ask the client for input (elicitation, sampling,
+//! A call's tool (and a `prompts/get`'s prompt, a `resources/read`'s
+//! plugin: everything said here of calls holds for them) may ask the
+//! client for input (elicitation, sampling,
 //! roots) through the [`Client`] in its context, each era its own way (see
 //! `client`): a legacy call sends the client JSON-RPC requests on the call's
 //! own outbox and waits for the responses, which arrive as any message does
@@ -51,11 +53,12 @@
 //! - a log level is `_meta["io.modelcontextprotocol/logLevel"]` (next to the
 //!   other per-request keys); without it a call sends no `notifications/message`;
 //! - a `subscriptions/listen` stream's id is the JSON-RPC id of its request.
-//!   It is acknowledged with `notifications/subscriptions/acknowledged` and
-//!   its `notifications/tools/list_changed` (only when it asked for
-//!   `notifications.toolsListChanged: true`, or `toolsListChanged: true` at
-//!   the top of its params) carry it as
-//!   `_meta["io.modelcontextprotocol/subscriptionId"]`. A stream the client
+//!   It is acknowledged with `notifications/subscriptions/acknowledged`
+//!   stating what is honoured, and its `notifications/*/list_changed` (only
+//!   for the lists it asked for in `notifications`, such as
+//!   `toolsListChanged: true`, or at the top of its params) and
+//!   `notifications/resources/updated` (for its `resourceSubscriptions`)
+//!   carry it as `_meta["io.modelcontextprotocol/subscriptionId"]`. A stream the client
 //!   cancels (`notifications/cancelled`) gets no response. A stream the
 //!   session ends ([`Session::finish`]: the input closed, the server shuts
 //!   down) gets what the 2026-07-28 pages ask of a server tearing one down:
@@ -730,20 +733,7 @@ impl<H: ToolHost> Session<H> {
                 self.host.ready().await;
                 let revision = self.revision();
                 let call = ToolCall::from_params(request.params)?;
-                // Asks go to the client on the call's own outbox; a call
-                // in a batch asks nothing (see `LegacyClient::in_batch`).
-                let declared = *self.client_capabilities.lock().unwrap();
-                let mut client = LegacyClient::new(
-                    self.pending.clone(),
-                    &request.id,
-                    declared,
-                    revision,
-                    reply.clone(),
-                );
-                if arrival == Arrival::InBatch {
-                    client = client.in_batch();
-                }
-                let client = Arc::new(client);
+                let client = self.legacy_client(&request.id, revision, arrival, &reply);
                 let log_level = self.log_level.clone();
                 let output = self
                     .call_tool(call, revision, log_level, reply, client)
@@ -757,18 +747,6 @@ impl<H: ToolHost> Session<H> {
                 if !offers_method(self.host.offers(), method) {
                     return Err(RpcError::method_not_found(method));
                 }
-                let declared = *self.client_capabilities.lock().unwrap();
-                let mut client = LegacyClient::new(
-                    self.pending.clone(),
-                    &request.id,
-                    declared,
-                    revision,
-                    reply.clone(),
-                );
-                if arrival == Arrival::InBatch {
-                    client = client.in_batch();
-                }
-                let client: Arc<dyn Client> = Arc::new(client);
                 let log_level = self.log_level.clone();
                 let params = request.params;
                 match method {
@@ -776,6 +754,7 @@ impl<H: ToolHost> Session<H> {
                     "resources/unsubscribe" => self.subscribe(&params, false),
                     "resources/read" => {
                         let uri = params::uri(&params, method)?;
+                        let client = self.legacy_client(&request.id, revision, arrival, &reply);
                         let read = self
                             .read(&uri, &params, revision, log_level, reply, client)
                             .await;
@@ -785,6 +764,7 @@ impl<H: ToolHost> Session<H> {
                     "prompts/get" => {
                         let get = PromptGet::from_params(params)?;
                         self.check_prompt(&get)?;
+                        let client = self.legacy_client(&request.id, revision, arrival, &reply);
                         let output = self
                             .get_prompt(&get, revision, log_level, reply, client)
                             .await;
@@ -961,6 +941,24 @@ impl<H: ToolHost> Session<H> {
             events: Some(events),
             client,
         }
+    }
+
+    /// The client of the legacy request `id` (a call, read or get): asks go
+    /// to the client on the request's own outbox; a request in a batch asks
+    /// nothing (see `LegacyClient::in_batch`).
+    fn legacy_client(
+        &self,
+        id: &Value,
+        revision: Revision,
+        arrival: Arrival,
+        reply: &Outbox,
+    ) -> Arc<dyn Client> {
+        let declared = *self.client_capabilities.lock().unwrap();
+        let client = LegacyClient::new(self.pending.clone(), id, declared, revision, reply.clone());
+        Arc::new(match arrival {
+            Arrival::InBatch => client.in_batch(),
+            Arrival::Alone => client,
+        })
     }
 
     /// The client of a stateless request about `subject` (with `arguments`),
