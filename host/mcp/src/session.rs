@@ -1687,7 +1687,7 @@ fn internal_error(message: &str) -> RpcError {
 /// As [`unknown_tool`], for a prompt.
 fn unknown_prompt(name: &str, served: &[corral_tool::PromptDef]) -> String {
     let hint = corral_tool::unknown_name_hint("prompt", name, served.iter().map(|p| &*p.name));
-    format!("Invalid params: unknown prompt: {name}{hint}")
+    format!("Unknown prompt: {name}{hint}")
 }
 
 fn encode_cursor(offset: usize) -> String {

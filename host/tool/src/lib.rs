@@ -534,6 +534,10 @@ mod tests {
             " (4 plugins offer a tool `convert`, so each is served with its plugin's name in front: `c_convert`, `js_convert`, `py_convert`, `rs_convert`)"
         );
         assert_eq!(unknown_tool_hint("ad", served), " (did you mean `add`?)");
+        assert_eq!(
+            unknown_name_hint("prompt", "convert", ["a_convert", "b_convert"]),
+            " (2 plugins offer a prompt `convert`, so each is served with its plugin's name in front: `a_convert`, `b_convert`)"
+        );
         assert_eq!(unknown_tool_hint("weather", served), "");
         let many: Vec<String> = (0..25).map(|i| format!("p{i:02}_convert")).collect();
         let hint = unknown_tool_hint("convert", many.iter().map(String::as_str));

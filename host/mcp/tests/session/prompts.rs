@@ -152,7 +152,7 @@ async fn bad_prompt_requests_are_invalid_params_and_failures_internal_errors() {
             1,
             "greting",
             json!({}),
-            "Invalid params: unknown prompt: greting (did you mean `greeting`?)",
+            "Unknown prompt: greting (did you mean `greeting`?)",
         ),
         (
             2,
