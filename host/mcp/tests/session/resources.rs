@@ -614,3 +614,66 @@ async fn a_listen_stream_is_acknowledged_only_what_is_offered_and_bounded() {
         .await;
     assert_eq!(refused[0]["error"]["code"], -32602, "{refused:?}");
 }
+
+#[tokio::test]
+async fn initialize_and_discover_wait_until_the_host_is_ready_and_declare_what_it_offers_then() {
+    let client = Client::start(FakeHost::new().starting(), watching()).await;
+    let mut initializing = client.send(initialize_request(1, "2025-11-25"));
+    let mut discovering = client.send(stateless(2, "server/discover", json!({})));
+    initializing.assert_unanswered().await;
+    discovering.assert_unanswered().await;
+    // Ping does not wait.
+    assert_eq!(
+        client.exchange(request(3, "ping", json!({}))).await,
+        [result(3, json!({}))]
+    );
+    client.host.set_features(features());
+    client.host.finish_starting();
+    let initialized = initializing.next().await;
+    assert_eq!(
+        initialized["result"]["capabilities"]["resources"],
+        json!({ "subscribe": true, "listChanged": true })
+    );
+    let discovered = discovering.next().await;
+    assert_eq!(
+        discovered["result"]["capabilities"]["completions"],
+        json!({})
+    );
+}
+
+#[tokio::test]
+async fn a_stateless_get_reports_progress_and_logs_at_the_level_its_meta_asks_for() {
+    let client = modern(watching()).await;
+    let line = stateless(
+        1,
+        "prompts/get",
+        json!({
+            "name": "greeting",
+            "arguments": { "name": "Ada" },
+            "_meta": { "progressToken": 9, "io.modelcontextprotocol/logLevel": "info" },
+        }),
+    );
+    let answers = client.exchange(line).await;
+    assert_eq!(answers.len(), 3, "{answers:?}");
+    assert_eq!(answers[0]["method"], "notifications/progress");
+    assert_eq!(answers[0]["params"]["progressToken"], 9);
+    assert_eq!(
+        answers[1],
+        notification(
+            "notifications/message",
+            json!({ "level": "info", "logger": "greeting", "data": "greeting Ada" })
+        )
+    );
+    assert_eq!(answers[2]["result"]["resultType"], "complete");
+    // At warning, the info message is not sent.
+    let quieter = stateless(
+        2,
+        "prompts/get",
+        json!({
+            "name": "greeting",
+            "arguments": { "name": "Ada" },
+            "_meta": { "io.modelcontextprotocol/logLevel": "warning" },
+        }),
+    );
+    assert_eq!(client.exchange(quieter).await.len(), 1);
+}

@@ -274,6 +274,8 @@ pub struct FakeHost {
     resources_changed: watch::Sender<u64>,
     prompts_changed: watch::Sender<u64>,
     resource_updated: broadcast::Sender<String>,
+    /// Whether the host has finished starting ([`ToolHost::ready`]).
+    started: watch::Sender<bool>,
     logs: broadcast::Sender<HostLog>,
     /// Notified when a `wait` call starts running.
     wait_started: Notify,
@@ -296,10 +298,23 @@ impl FakeHost {
             resources_changed: watch::Sender::new(0),
             prompts_changed: watch::Sender::new(0),
             resource_updated: broadcast::Sender::new(16),
+            started: watch::Sender::new(true),
             logs: broadcast::Sender::new(16),
             wait_started: Notify::new(),
             wait_stopped: Notify::new(),
         }
+    }
+
+    /// Not ready until [`FakeHost::finish_starting`], as a server still
+    /// loading its plugins.
+    pub fn starting(self) -> Self {
+        self.started.send_replace(false);
+        self
+    }
+
+    /// Ready from now on.
+    pub fn finish_starting(&self) {
+        self.started.send_replace(true);
     }
 
     /// Serving also the resources, templates and prompts of [`features`],
@@ -462,6 +477,12 @@ impl ToolHost for FakeHost {
             resource_updated: self.resource_updated.subscribe(),
             logs: self.logs.subscribe(),
         })
+    }
+
+    async fn ready(&self) {
+        let mut started = self.started.subscribe();
+        // The sender lives as long as the host.
+        let _ = started.wait_for(|started| *started).await;
     }
 
     fn resources(&self) -> Arc<[ResourceDef]> {
