@@ -773,7 +773,7 @@ impl<H: ToolHost> Session<H> {
                             .map_err(|error| self.prompt_error(error, &get.name))
                     }
                     method => {
-                        self.serve_listing(method, &params, revision, log_level, reply)
+                        self.serve_asking_nothing(method, &params, revision, log_level, reply)
                             .await
                     }
                 }
@@ -784,7 +784,7 @@ impl<H: ToolHost> Session<H> {
 
     /// The methods of resources, prompts and completion that ask nothing
     /// (lists and completion), in either era.
-    async fn serve_listing(
+    async fn serve_asking_nothing(
         &self,
         method: &str,
         params: &Map<String, Value>,
@@ -793,30 +793,30 @@ impl<H: ToolHost> Session<H> {
         reply: Outbox,
     ) -> Result<Value, RpcError> {
         match method {
-            "resources/list" => Ok(list_page(
+            "resources/list" => list_page(
                 &self.host.resources(),
                 params,
                 "resources",
                 self.options.page_size,
                 |r| r.held_bytes,
                 |r| shape::resource_json(r, revision),
-            )?),
-            "resources/templates/list" => Ok(list_page(
+            ),
+            "resources/templates/list" => list_page(
                 &self.host.resource_templates(),
                 params,
                 "resourceTemplates",
                 self.options.page_size,
                 |t| t.held_bytes,
                 |t| shape::resource_template_json(t, revision),
-            )?),
-            "prompts/list" => Ok(list_page(
+            ),
+            "prompts/list" => list_page(
                 &self.host.prompts(),
                 params,
                 "prompts",
                 self.options.page_size,
                 |p| p.held_bytes,
                 |p| shape::prompt_json(p, revision),
-            )?),
+            ),
             "completion/complete" => {
                 let request = params::completion(params)?;
                 let logger = match &request.reference {
@@ -1077,12 +1077,12 @@ impl<H: ToolHost> Session<H> {
                         }
                     }
                     "completion/complete" => {
-                        self.serve_listing(method, &params, revision, log_level, reply)
+                        self.serve_asking_nothing(method, &params, revision, log_level, reply)
                             .await
                     }
                     list => {
                         let result = self
-                            .serve_listing(list, &params, revision, log_level, reply)
+                            .serve_asking_nothing(list, &params, revision, log_level, reply)
                             .await?;
                         Ok(cacheable(result, self.list_ttl_ms(), LIST_CACHE_SCOPE))
                     }
