@@ -30,6 +30,7 @@ pub mod memory;
 mod metadata;
 mod missing_grant;
 mod naming;
+mod offerings;
 mod output;
 pub mod plugin;
 mod quota;
@@ -37,6 +38,7 @@ pub mod sandbox;
 pub mod schema;
 pub mod state;
 pub mod units;
+pub mod uri_template;
 pub mod user_dirs;
 mod validation;
 
@@ -49,5 +51,8 @@ pub use limits::Limits;
 pub use manifest::{Manifest, ManifestError};
 pub use metadata::{is_valid_tool_name, printable};
 pub use naming::plugin_name;
+pub use offerings::{MAX_PROMPTS, MAX_RESOURCES, MAX_TEMPLATES, MAX_URI_BYTES};
 pub use plugin::{ComponentShape, Inspection, Plugin, PluginFiles, component_shape, inspect};
-pub use sandbox::{Failure, PLUGIN_TARGET, Sandbox, SandboxOptions, engine_config};
+pub use sandbox::{
+    Failure, MAX_UPDATED_PER_CALL, PLUGIN_TARGET, Sandbox, SandboxOptions, engine_config,
+};
