@@ -197,6 +197,7 @@ impl UriTemplate {
                         }
                         _ => run,
                     };
+                    let end = at + claimed(*operator, names, &uri[at..end]);
                     split(*operator, names, &uri[at..end], &mut variables)?;
                     at = end;
                 }
@@ -238,6 +239,32 @@ fn expression(inside: &str) -> Result<Part, TemplateError> {
         names.push(name.to_owned());
     }
     Ok(Part::Expression { operator, names })
+}
+
+/// How much of `text` a query expression (`{?a}`, `{&a}`) claims: its
+/// pairs up to the first of a name it does not have, which belongs to the
+/// next expression (`{?q}{&page}` against `?q=a&page=3`). All of it for
+/// other operators.
+fn claimed(operator: Operator, names: &[String], text: &str) -> usize {
+    if !matches!(operator, Operator::Query | Operator::QueryContinuation) {
+        return text.len();
+    }
+    let Some(body) = operator
+        .prefix()
+        .and_then(|prefix| text.strip_prefix(prefix as char))
+    else {
+        return 0;
+    };
+    // Each pair with the separator (or prefix) before it.
+    let mut end = 0;
+    for pair in body.split('&') {
+        let name = pair.split_once('=').map_or(pair, |(name, _)| name);
+        if !names.iter().any(|n| n == name) {
+            break;
+        }
+        end += 1 + pair.len();
+    }
+    end.min(text.len())
 }
 
 /// Splits one expression's expansion `text` into its variables.
