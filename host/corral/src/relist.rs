@@ -339,6 +339,42 @@ mod tests {
         assert_eq!(throttle.start_due(start + SECOND), [path("a")]);
     }
 
+    #[tokio::test]
+    async fn an_updated_uri_is_published_at_once_then_at_most_once_a_second() {
+        let sandbox = Sandbox::new(corral_sandbox::SandboxOptions::default()).unwrap();
+        let catalog = Arc::new(Catalog::starting());
+        let mut updated = catalog.resource_updated();
+        let relay = tokio::spawn(relay_updates(sandbox.clone(), catalog.clone()));
+        let started = Instant::now();
+        sandbox.resource_updates().mark("x://a".into());
+        let first = tokio::time::timeout(SECOND, updated.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(first, "x://a");
+        // Said a hundred times more at once: published once more, a second
+        // after the first (the last word is not lost).
+        for _ in 0..100 {
+            sandbox.resource_updates().mark("x://a".into());
+            tokio::task::yield_now().await;
+        }
+        sandbox.resource_updates().mark("x://b".into());
+        let second = tokio::time::timeout(SECOND, updated.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(second, "x://b", "another URI is not held back");
+        let third = tokio::time::timeout(2 * SECOND, updated.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(third, "x://a");
+        assert!(started.elapsed() >= SECOND, "{:?}", started.elapsed());
+        let nothing = tokio::time::timeout(SECOND + SECOND / 2, updated.recv()).await;
+        assert!(nothing.is_err(), "published twice in all: {nothing:?}");
+        relay.abort();
+    }
+
     #[test]
     fn plugins_with_nothing_to_do_are_forgotten() {
         let mut throttle = Throttle::new(SECOND);

@@ -150,7 +150,7 @@ impl fmt::Display for UnknownContract {
         match self.tools.as_slice() {
             [] => write!(
                 f,
-                "it exports no `corral:plugin/tools` interface: a plugin exports {} (build it against wit/plugin.wit)",
+                "it exports no `corral:plugin/tools` interface: a plugin exports {}, or corral:plugin/resources@0.3.0 or corral:plugin/prompts@0.3.0 (build it against wit/plugin.wit)",
                 supported.join(" or ")
             ),
             found => write!(
@@ -256,7 +256,7 @@ impl<T: 'static> Exports03<T> {
     pub fn new(pre: wasmtime::component::InstancePre<T>) -> wasmtime::Result<Self> {
         let has = |name: &str| {
             pre.component()
-                .get_export_index(None, &format!("corral:plugin/{name}@0.3.0"))
+                .get_export_index(None, format!("corral:plugin/{name}@0.3.0"))
                 .is_some()
         };
         let (tools, resources, prompts, completion) = (
@@ -593,7 +593,7 @@ mod tests {
         let none = UnknownContract { tools: vec![] };
         assert_eq!(
             none.to_string(),
-            "it exports no `corral:plugin/tools` interface: a plugin exports corral:plugin/tools@0.1.0 or corral:plugin/tools@0.2.0 or corral:plugin/tools@0.3.0 (build it against wit/plugin.wit)"
+            "it exports no `corral:plugin/tools` interface: a plugin exports corral:plugin/tools@0.1.0 or corral:plugin/tools@0.2.0 or corral:plugin/tools@0.3.0, or corral:plugin/resources@0.3.0 or corral:plugin/prompts@0.3.0 (build it against wit/plugin.wit)"
         );
         let newer = UnknownContract {
             tools: vec!["corral:plugin/tools@0.4.0".into()],

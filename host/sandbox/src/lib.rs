@@ -11,7 +11,10 @@
 //! checks what came back (`output`); what the answer need not wait for
 //! follows it (`after_answer`). A plugin of contract 0.2.0 may ask the
 //! call's client for input while it runs (`ask`), and one of 0.3.0 may say
-//! that its tool list changed ([`changes`], then [`Plugin::relist`]);
+//! that its lists changed or its resources were updated ([`changes`], then
+//! [`Plugin::relist`]). A plugin of 0.3.0 may also export resources,
+//! templates and prompts (checked at load in `offerings`, templates parsed
+//! by [`uri_template`]), read, got and completed as tools are called;
 //! [`bindings`] serves every contract version. The results are `corral-tool` values:
 //! this crate knows nothing of the protocol that serves them.
 

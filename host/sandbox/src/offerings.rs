@@ -324,6 +324,14 @@ fn check_template(template: resources::ResourceTemplate) -> Result<CheckedTempla
         .map(|piece| piece.split_once('}').map_or(piece, |(_, rest)| rest))
         .collect();
     check_uri(&literal).map_err(|err| format!("template: {err}"))?;
+    // The scheme is literal, so that a URI of another scheme is told apart
+    // at its first bytes.
+    let head = template.uri_template.split('{').next().unwrap_or_default();
+    if !head.contains(':') {
+        return Err(
+            "template: its scheme (such as `handbook:`) must come before any expression".into(),
+        );
+    }
     check_name(&template.name)?;
     check_texts(&template.title, &template.description, &template.mime_type)?;
     let annotations = check_annotations(template.annotations)?;
@@ -499,7 +507,7 @@ mod tests {
                 ],
                 vec![
                     template("x://{a*}"),
-                    template("{a}://b"),
+                    template("x{a}://b"),
                     template("x://{a}"),
                     template("x://{a}"),
                 ],
@@ -515,7 +523,7 @@ mod tests {
             "resource `x://unnamed`: invalid name",
             "has a space or control character",
             "resource template `x://{a*}`: template uses a prefix or explode modifier",
-            "resource template `{a}://b`: template: URI",
+            "resource template `x{a}://b`: template: its scheme",
             "resource template `x://{a}` is listed twice",
         ] {
             assert!(err.contains(expected), "{expected} in {err}");
