@@ -309,11 +309,11 @@ pub enum Request {
 }
 
 impl Request {
-    /// What the request calls, for messages: `list`, `read`, `get`...
+    /// What the request calls, for messages: `list` and `call` (the tools', named as before 0.3.0), `resources.list`, `resources.read`...
     pub fn function(&self) -> &'static str {
         match self {
-            Request::ListTools => "tools.list",
-            Request::Call { .. } => "tools.call",
+            Request::ListTools => "list",
+            Request::Call { .. } => "call",
             Request::ListResources => "resources.list",
             Request::Read { .. } => "resources.read",
             Request::ListPrompts => "prompts.list",

@@ -359,28 +359,26 @@ impl Plugin {
         };
         let what = format!("Reading `{uri}` from plugin `{}`", self.name);
         let (answer, invoked) = self.invoke(request, context, &what).await;
-        let result = match answer {
-            Err(message) => Err(ReadError::Failed(message)),
+        let (result, outcome) = match answer {
+            Err(message) => (Err(ReadError::Failed(message)), invoked.outcome),
             Ok(response) => {
                 let Response::Read(read) = response else {
                     unreachable!("a read is answered with contents")
                 };
                 match read {
-                    Ok(contents) => self
-                        .check_contents(contents, &what)
-                        .map_err(ReadError::Failed),
-                    Err(resources::ReadError::NotFound) => Err(ReadError::NotFound),
-                    Err(resources::ReadError::Failed(message)) => {
-                        Err(ReadError::Failed(format!("{what} failed: {message}")))
+                    Ok(contents) => match self.check_contents(contents, &what) {
+                        Ok(items) => (Ok(items), Outcome::Ok),
+                        Err(message) => (Err(ReadError::Failed(message)), Outcome::BadOutput),
+                    },
+                    Err(resources::ReadError::NotFound) => {
+                        (Err(ReadError::NotFound), Outcome::NotFound)
                     }
+                    Err(resources::ReadError::Failed(message)) => (
+                        Err(ReadError::Failed(format!("{what} failed: {message}"))),
+                        Outcome::Error,
+                    ),
                 }
             }
-        };
-        let outcome = match &result {
-            Ok(_) => invoked.outcome,
-            Err(ReadError::NotFound) if invoked.outcome == Outcome::Ok => Outcome::NotFound,
-            Err(ReadError::Failed(_)) if invoked.outcome == Outcome::Ok => Outcome::BadOutput,
-            Err(_) => invoked.outcome,
         };
         self.finish(
             invoked,
@@ -441,29 +439,27 @@ impl Plugin {
         };
         let what = format!("Prompt `{name}`");
         let (answer, invoked) = self.invoke(request, context, &what).await;
-        let result = match answer {
-            Err(message) => Err(PromptError::Failed(message)),
+        let (result, outcome) = match answer {
+            Err(message) => (Err(PromptError::Failed(message)), invoked.outcome),
             Ok(response) => {
                 let Response::Got(got) = response else {
                     unreachable!("a get is answered with messages")
                 };
                 match got {
-                    Ok(result) => self
-                        .check_prompt_result(result, &what)
-                        .map_err(PromptError::Failed),
-                    Err(prompts::GetError::InvalidArguments(message)) => {
-                        Err(PromptError::InvalidArguments(format!("{what}: {message}")))
-                    }
-                    Err(prompts::GetError::Failed(message)) => {
-                        Err(PromptError::Failed(format!("{what} failed: {message}")))
-                    }
+                    Ok(result) => match self.check_prompt_result(result, &what) {
+                        Ok(output) => (Ok(output), Outcome::Ok),
+                        Err(message) => (Err(PromptError::Failed(message)), Outcome::BadOutput),
+                    },
+                    Err(prompts::GetError::InvalidArguments(message)) => (
+                        Err(PromptError::InvalidArguments(format!("{what}: {message}"))),
+                        Outcome::InvalidArguments,
+                    ),
+                    Err(prompts::GetError::Failed(message)) => (
+                        Err(PromptError::Failed(format!("{what} failed: {message}"))),
+                        Outcome::Error,
+                    ),
                 }
             }
-        };
-        let outcome = match &result {
-            Err(PromptError::InvalidArguments(_)) => Outcome::InvalidArguments,
-            Err(PromptError::Failed(_)) if invoked.outcome == Outcome::Ok => Outcome::BadOutput,
-            _ => invoked.outcome,
         };
         let warning = match &result {
             Err(PromptError::Failed(message)) if outcome.is_host_event() => Some(message.clone()),
