@@ -1,4 +1,5 @@
 mod client;
+mod resources;
 mod state;
 
 use schemars::JsonSchema;
