@@ -562,8 +562,9 @@ async fn run(command: Command, mut options: SandboxOptions, stores: Stores) -> R
                 None => mcp::StateKey::process(),
             };
             let http = http.options()?;
-            // Answer initialize and ping at once; tool requests wait for the
-            // first load, which runs in the background.
+            // Answer ping at once; initialize, server/discover and every
+            // list, call, read or get wait for the first load, which runs in
+            // the background (the capabilities depend on what it finds).
             let host = Arc::new(FolderHost {
                 catalog: Arc::new(Catalog::starting()),
                 reports: Arc::new(Reports::default()),
