@@ -15,12 +15,13 @@
 mod http;
 mod support;
 
+use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 use support::{
-    MODERN, Server, add_conformance_resources, fixture, folder_with, repo_root, run_setup,
+    MODERN, Server, add_conformance_resources, example, fixture, folder_with, repo_root, run_setup,
 };
 
 const LEGACY: &str = "2025-11-25";
@@ -86,23 +87,38 @@ enum Transport {
 /// its whole script against the fixture through `transport`.
 fn client_exercises_the_fixture(client: &str, mode: &str, transport: Transport) {
     let folder = fixture_folder();
+    client_exercises(client, mode, transport, folder.path(), "fixture");
+}
+
+/// `client` in `mode` runs `part` of its script ("fixture" or "handbook")
+/// against the plugins of `folder` through `transport`.
+fn client_exercises(client: &str, mode: &str, transport: Transport, folder: &Path, part: &str) {
     let served;
     let server = match transport {
         Transport::Stdio => format!(
             "stdio:{}:{}",
             env!("CARGO_BIN_EXE_corral"),
-            folder.path().display()
+            folder.display()
         ),
         Transport::Http => {
-            served = http::HttpServer::start(folder.path(), &[]);
+            served = http::HttpServer::start(folder, &[]);
             format!("http://{}/mcp", served.addr)
         }
     };
     match client {
-        "python" => run_client(&python(), &[&script("python_resources.py"), mode, &server]),
+        "python" => run_client(
+            &python(),
+            &[&script("python_resources.py"), mode, &server, part],
+        ),
         _ => run_client(
             "node",
-            &[&script("ts_resources.mjs"), &node_prefix(), mode, &server],
+            &[
+                &script("ts_resources.mjs"),
+                &node_prefix(),
+                mode,
+                &server,
+                part,
+            ],
         ),
     }
 }
@@ -145,6 +161,29 @@ fn official_typescript_client_in_the_legacy_era_over_http() {
 #[test]
 fn official_typescript_client_in_the_stateless_era_over_http() {
     client_exercises_the_fixture("ts", MODERN, Transport::Http);
+}
+
+/// A folder serving the example `plugins/handbook` alone.
+fn handbook_folder() -> tempfile::TempDir {
+    folder_with(&[("handbook.wasm", &example("handbook"))])
+}
+
+#[test]
+fn official_python_client_reads_the_handbook_example_in_the_legacy_era_over_stdio() {
+    let folder = handbook_folder();
+    client_exercises(
+        "python",
+        "legacy",
+        Transport::Stdio,
+        folder.path(),
+        "handbook",
+    );
+}
+
+#[test]
+fn official_typescript_client_reads_the_handbook_example_in_the_stateless_era_over_http() {
+    let folder = handbook_folder();
+    client_exercises("ts", MODERN, Transport::Http, folder.path(), "handbook");
 }
 
 // ---- the wire --------------------------------------------------------------

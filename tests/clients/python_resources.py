@@ -1,15 +1,16 @@
-"""Lists, reads, subscribes to and completes the resources and prompts of the
-fixture tests/plugins/conformance-resources through the official MCP Python SDK's
-high-level `Client`.
+"""Lists, reads, subscribes to and completes the resources and prompts of a
+plugin through the official MCP Python SDK's high-level `Client`.
 
-Usage: python python_resources.py MODE SERVER
+Usage: python python_resources.py MODE SERVER PART
 
 MODE is a `Client(mode=...)` value: "legacy" (`initialize`; `resources/subscribe`
 and a `notifications/resources/updated` on the connection) or "2026-07-28"
 (stateless; `subscriptions/listen` with `resourceSubscriptions`). SERVER is a
-Streamable HTTP URL, or `stdio:BINARY:DIR` to start `BINARY serve DIR`. DIR must
-serve the fixture as `conformance-resources.wasm`, and nothing else with
-resources or prompts. Exits non-zero on the first mismatch.
+Streamable HTTP URL, or `stdio:BINARY:DIR` to start `BINARY serve DIR`. PART
+"fixture" exercises the fixture tests/plugins/conformance-resources, and
+"handbook" the example plugins/handbook (checked against its markdown files);
+DIR must serve that plugin, and nothing else with resources or prompts. Exits
+non-zero on the first mismatch.
 """
 
 import asyncio
@@ -192,7 +193,55 @@ async def completion(client: Client) -> None:
     check(variable.completion.values == ["123", "124", "125"], "completion of a template variable", variable)
 
 
-async def main(mode: str, server: str) -> None:
+HANDBOOK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "plugins", "handbook", "src", "sections")
+
+
+def section(name: str) -> str:
+    with open(os.path.join(HANDBOOK, f"{name}.md"), encoding="utf-8") as file:
+        return file.read()
+
+
+async def handbook(client: Client) -> None:
+    listed = (await client.list_resources()).resources
+    uris = [resource.uri for resource in listed]
+    names = ["intro", "install", "plugins", "security"]
+    check(uris == [f"handbook://{name}" for name in names], "the handbook's resources", uris)
+    check(all(r.mime_type == "text/markdown" for r in listed), "markdown resources", listed)
+    for name in names:
+        contents = (await client.read_resource(f"handbook://{name}")).contents
+        check(
+            len(contents) == 1 and contents[0].text == section(name) and contents[0].mime_type == "text/markdown",
+            f"resources/read of handbook://{name}",
+            contents,
+        )
+    templates = (await client.list_resource_templates()).resource_templates
+    check([t.uri_template for t in templates] == ["handbook://{section}"], "the handbook's template", templates)
+    completed = await client.complete(
+        types.ResourceTemplateReference(uri="handbook://{section}"), {"name": "section", "value": "in"}
+    )
+    check(completed.completion.values == ["intro", "install"], "section names complete", completed)
+
+    prompts = [prompt.name for prompt in (await client.list_prompts()).prompts]
+    check(prompts == ["explain_section"], "the handbook's prompt", prompts)
+    explained = await client.get_prompt("explain_section", {"section": "plugins", "audience": "developer"})
+    embedded = explained.messages[-1].content
+    check(
+        "developer" in texts(explained)[0]
+        and isinstance(embedded, types.EmbeddedResource)
+        and embedded.resource.uri == "handbook://plugins"
+        and embedded.resource.text == section("plugins"),
+        "explain_section embeds the section",
+        explained,
+    )
+    completed = await client.complete(
+        types.PromptReference(name="explain_section"), {"name": "section", "value": "s"}
+    )
+    check(completed.completion.values == ["security"], "the prompt's section completes", completed)
+
+
+async def main(mode: str, server: str, part: str) -> None:
+    if part not in ("fixture", "handbook"):
+        fail(f"unknown part {part!r}: fixture or handbook")
     updated = anyio.Event()
 
     async def on_message(message) -> None:
@@ -218,15 +267,18 @@ async def main(mode: str, server: str) -> None:
             "the resources, prompts and completions capabilities",
             capabilities,
         )
-        await resources(client, mode)
-        if mode == "legacy":
-            await subscribe_legacy(client, updated)
+        if part == "handbook":
+            await handbook(client)
         else:
-            await subscribe_modern(client)
-        await prompts(client)
-        await completion(client)
-    print(f"python client ({mode}): resources, prompts and completion passed")
+            await resources(client, mode)
+            if mode == "legacy":
+                await subscribe_legacy(client, updated)
+            else:
+                await subscribe_modern(client)
+            await prompts(client)
+            await completion(client)
+    print(f"python client ({mode}): the {part}'s resources, prompts and completion passed")
 
 
 if __name__ == "__main__":
-    asyncio.run(main(*sys.argv[1:3]))
+    asyncio.run(main(*sys.argv[1:4]))

@@ -1,20 +1,28 @@
-// Lists, reads, subscribes to and completes the resources and prompts of the
-// fixture tests/plugins/conformance-resources through the official MCP
-// TypeScript client (npm `@modelcontextprotocol/client`).
+// Lists, reads, subscribes to and completes the resources and prompts of a
+// plugin through the official MCP TypeScript client (npm
+// `@modelcontextprotocol/client`).
 //
-// Usage: node ts_resources.mjs NODE_PREFIX MODE SERVER
+// Usage: node ts_resources.mjs NODE_PREFIX MODE SERVER PART
 //
 // MODE is "legacy" (`initialize`; `resources/subscribe` and a
 // `notifications/resources/updated` on the connection) or a pinned modern
 // revision such as "2026-07-28" (a `subscriptions/listen` stream with
 // `resourceSubscriptions`). SERVER is a Streamable HTTP URL, or
-// `stdio:BINARY:DIR` to start `BINARY serve DIR`; DIR must serve the fixture
-// as `conformance-resources.wasm`, and nothing else with resources or
-// prompts. Exits non-zero on the first mismatch.
+// `stdio:BINARY:DIR` to start `BINARY serve DIR`. PART "fixture" exercises
+// the fixture tests/plugins/conformance-resources, and "handbook" the example
+// plugins/handbook (checked against its markdown files); DIR must serve that
+// plugin, and nothing else with resources or prompts. Exits non-zero on the
+// first mismatch.
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const [prefix, mode, server] = process.argv.slice(2);
+const [prefix, mode, server, part] = process.argv.slice(2);
+if (part !== 'fixture' && part !== 'handbook') {
+    console.error(`FAIL: unknown part ${part}: fixture or handbook`);
+    process.exit(1);
+}
 const require = createRequire(resolve(prefix, 'package.json'));
 const { Client, StreamableHTTPClientTransport } = require('@modelcontextprotocol/client');
 const { StdioClientTransport } = require('@modelcontextprotocol/client/stdio');
@@ -78,6 +86,13 @@ const version = client.getNegotiatedProtocolVersion();
 console.log(`${mode}: negotiated ${version}`);
 const capabilities = client.getServerCapabilities();
 check(capabilities?.resources && capabilities?.prompts && capabilities?.completions, 'the resources, prompts and completions capabilities', capabilities);
+
+if (part === 'handbook') {
+    await handbook();
+    await client.close();
+    console.log(`ts client (${mode}, ${version}): the handbook's resources, prompts and completion passed`);
+    process.exit(0);
+}
 
 // ---- resources ----
 const { resources } = await client.listResources();
@@ -150,3 +165,34 @@ check(same(variable.completion.values, ['123', '124', '125']), 'completion of a 
 await client.close();
 console.log(`ts client (${mode}, ${version}): resources, prompts and completion passed`);
 process.exit(0);
+
+/** The example plugins/handbook, checked against its markdown files. */
+async function handbook() {
+    const sections = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'plugins', 'handbook', 'src', 'sections');
+    const section = name => readFileSync(join(sections, `${name}.md`), 'utf8');
+    const names = ['intro', 'install', 'plugins', 'security'];
+    const { resources } = await client.listResources();
+    check(same(resources.map(r => r.uri), names.map(name => `handbook://${name}`)), "the handbook's resources", resources);
+    check(resources.every(r => r.mimeType === 'text/markdown'), 'markdown resources', resources);
+    for (const name of names) {
+        const { contents } = await client.readResource({ uri: `handbook://${name}` });
+        check(contents.length === 1 && contents[0].text === section(name) && contents[0].mimeType === 'text/markdown', `resources/read of handbook://${name}`, contents);
+    }
+    const { resourceTemplates } = await client.listResourceTemplates();
+    check(same(resourceTemplates.map(t => t.uriTemplate), ['handbook://{section}']), "the handbook's template", resourceTemplates);
+    const variable = await client.complete({ ref: { type: 'ref/resource', uri: 'handbook://{section}' }, argument: { name: 'section', value: 'in' } });
+    check(same(variable.completion.values, ['intro', 'install']), 'section names complete', variable);
+
+    const { prompts } = await client.listPrompts();
+    check(same(prompts.map(p => p.name), ['explain_section']), "the handbook's prompt", prompts);
+    const explained = await client.getPrompt({ name: 'explain_section', arguments: { section: 'plugins', audience: 'developer' } });
+    const first = explained.messages[0].content;
+    const embedded = explained.messages[explained.messages.length - 1].content;
+    check(
+        first.type === 'text' && first.text.includes('developer') && embedded.type === 'resource' && embedded.resource.uri === 'handbook://plugins' && embedded.resource.text === section('plugins'),
+        'explain_section embeds the section',
+        explained,
+    );
+    const argument = await client.complete({ ref: { type: 'ref/prompt', name: 'explain_section' }, argument: { name: 'section', value: 's' } });
+    check(same(argument.completion.values, ['security']), "the prompt's section completes", argument);
+}
