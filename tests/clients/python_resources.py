@@ -261,7 +261,13 @@ async def main(mode: str, server: str, part: str) -> None:
         elicitation_callback=on_elicit,
     ) as client:
         print(f"{mode}: negotiated {client.protocol_version}")
-        capabilities = client.server_capabilities
+        # A pinned 2026-07-28 client asks the server nothing before its first
+        # request: send `server/discover` for what the server declares.
+        if mode == "legacy":
+            capabilities = client.server_capabilities
+        else:
+            discovered = await client.session.send_discover(client.protocol_version)
+            capabilities = types.DiscoverResult.model_validate(discovered).capabilities
         check(
             capabilities.resources is not None and capabilities.prompts is not None and capabilities.completions is not None,
             "the resources, prompts and completions capabilities",

@@ -24,7 +24,7 @@ if (part !== 'fixture' && part !== 'handbook') {
     process.exit(1);
 }
 const require = createRequire(resolve(prefix, 'package.json'));
-const { Client, StreamableHTTPClientTransport } = require('@modelcontextprotocol/client');
+const { Client, ResourceNotFoundError, StreamableHTTPClientTransport } = require('@modelcontextprotocol/client');
 const { StdioClientTransport } = require('@modelcontextprotocol/client/stdio');
 
 const WATCHED = 'test://watched-resource';
@@ -107,10 +107,12 @@ check(blob.length === 1 && Buffer.from(blob[0].blob, 'base64').subarray(1, 4).to
 const data = (await client.readResource({ uri: 'test://template/123/data' })).contents;
 check(data.length === 1 && same(JSON.parse(data[0].text), { id: '123', templateTest: true, data: 'Data for ID: 123' }), 'resources/read through a template', data);
 
-// Resource not found: -32002 through 2025-11-25, -32602 from 2026-07-28 on
-// (SEP-2164), with the URI in `data` either way.
+// Resource not found, with the URI in `data`. The client reports it as its
+// ResourceNotFoundError, code -32602, in every revision (it takes the
+// -32002 of 2025-11-25 for the same); tests/resources.rs checks each era's
+// code on the wire.
 const notFound = await refusal(client.readResource({ uri: 'test://nowhere' }), 'resources/read of an unknown URI');
-check(notFound.code === (mode === 'legacy' ? -32002 : -32602) && notFound.data?.uri === 'test://nowhere', 'resources/read of an unknown URI is resource-not-found', { code: notFound.code, message: notFound.message, data: notFound.data });
+check(ResourceNotFoundError.isInstance(notFound) && notFound.data?.uri === 'test://nowhere', 'resources/read of an unknown URI is resource-not-found', { code: notFound.code, message: notFound.message, data: notFound.data });
 
 // ---- subscriptions ----
 if (mode === 'legacy') {

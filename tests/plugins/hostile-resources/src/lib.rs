@@ -16,6 +16,9 @@
 //! - `hostile://flood/{n}`: reading `hostile://flood/N` says
 //!   `host.resource-updated` N times, for `hostile://flood/0` to
 //!   `hostile://flood/N-1` (each one the plugin serves, by this template);
+//! - `hostile://burst/{start}/{count}`: reading it says
+//!   `host.resource-updated` for `hostile://flood/START` to
+//!   `hostile://flood/START+COUNT-1`, so that many calls say distinct URIs;
 //! - `hostile://knot/{v0}{v1}...{v149}/end`: 150 adjacent variables, which
 //!   a backtracking matcher splits a long URI among in exponentially many
 //!   ways.
@@ -39,6 +42,7 @@ export!(HostileResources);
 
 const GIB: usize = 1 << 30;
 const FLOOD_PREFIX: &str = "hostile://flood/";
+const BURST_PREFIX: &str = "hostile://burst/";
 const KNOT_PREFIX: &str = "hostile://knot/";
 /// Adjacent variables in the knot template.
 const KNOT_VARIABLES: usize = 150;
@@ -98,9 +102,10 @@ fn untouched_gib() -> Vec<u8> {
     blob
 }
 
-/// Says `host.resource-updated` for `hostile://flood/0` to `.../{count-1}`.
-fn flood(count: u64) {
-    for i in 0..count {
+/// Says `host.resource-updated` for `hostile://flood/{start}` to
+/// `.../{start+count-1}`.
+fn flood(start: u64, count: u64) {
+    for i in start..start.saturating_add(count) {
         host::resource_updated(&format!("{FLOOD_PREFIX}{i}"));
     }
 }
@@ -121,6 +126,7 @@ impl resources::Guest for HostileResources {
                 ],
                 templates: vec![
                     template(format!("{FLOOD_PREFIX}{{n}}")),
+                    template(format!("{BURST_PREFIX}{{start}}/{{count}}")),
                     template(knot_template()),
                 ],
             },
@@ -140,7 +146,14 @@ impl resources::Guest for HostileResources {
         }
         if let Some(count) = uri.strip_prefix(FLOOD_PREFIX) {
             let count: u64 = count.parse().map_err(|_| ReadError::NotFound)?;
-            flood(count);
+            flood(0, count);
+            return Ok(text(uri, format!("said {count} resources changed")));
+        }
+        if let Some(burst) = uri.strip_prefix(BURST_PREFIX) {
+            let (start, count) = burst.split_once('/').ok_or(ReadError::NotFound)?;
+            let start: u64 = start.parse().map_err(|_| ReadError::NotFound)?;
+            let count: u64 = count.parse().map_err(|_| ReadError::NotFound)?;
+            flood(start, count);
             return Ok(text(uri, format!("said {count} resources changed")));
         }
         if uri.starts_with(KNOT_PREFIX) {
