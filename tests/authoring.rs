@@ -11,8 +11,9 @@
 //! folder (`target/authoring/rust`) warm, and about 70 s with it cold or
 //! with other builds running. C builds in a second;
 //! Python and JavaScript in 5-10 s each, plus 10-13 s each for Corral's
-//! first compile of the component (a fresh build is new bytes, so that
-//! compile is never cached); the Python test builds twice (the second time
+//! compile of the component, which each `./build` ends with (`corral
+//! compile`: a fresh build is new bytes, so that compile is never cached,
+//! but the calls after it find it done); the Python test builds twice (the second time
 //! with a `[state]` grant), the JavaScript test three times. The Rust
 //! project compiles its dependencies once for wasm32-wasip2 (about 20 s) and
 //! natively for its tests (about 30 s); warm, each takes 1-2 s.
@@ -62,6 +63,7 @@ fn script(project: &Path, name: &str) -> Command {
     command
         .current_dir(project)
         .env("CORRAL_TOOLCHAINS", target_dir().join("toolchains"))
+        .env("CORRAL_CACHE_DIR", test_cache_dir())
         .env("PATH", path_without_corral())
         .env_remove("CORRAL")
         .env(
@@ -145,6 +147,13 @@ fn scaffold_builds_and_serves(
     }
     let wasm = project.join(format!("{name}.wasm"));
     assert!(wasm.is_file(), "./build wrote no {}", wasm.display());
+    // The build ends by compiling the component into the compile cache the
+    // calls below use, so that none of them waits for it.
+    let said = String::from_utf8_lossy(&built.stderr);
+    assert!(
+        said.contains(&format!("compiled {name}.wasm (")),
+        "./build did not fill the compile cache: {said}"
+    );
 
     let listed = run(
         &format!("corral list ({language})"),

@@ -808,3 +808,63 @@ fn calls_to_every_language_in_flight_at_once_all_answer_correctly() {
     // Still healthy afterwards.
     assert_eq!(server.result("ping", json!({})), json!({}));
 }
+
+/// The JSON library C plugins share (`plugins/c-hash/src/json.[ch]`, which
+/// `corral new c` copies) writes doubles: its own test
+/// (`plugins/c-hash/tests/test_json_double.c`) checks shortest round trips
+/// and refused infinities against the C library's exact printf, natively;
+/// and `json.c` links nothing of stdio, so a plugin that writes numbers
+/// does not pull it in.
+#[test]
+fn the_c_json_library_writes_doubles_without_stdio() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let c_hash = root.join("plugins/c-hash");
+    let build = tempfile::tempdir().unwrap();
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let test = build.path().join("test_json_double");
+    let compiled = Command::new(&cc)
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-I"])
+        .arg(c_hash.join("src"))
+        .arg(c_hash.join("src/json.c"))
+        .arg(c_hash.join("tests/test_json_double.c"))
+        .args(["-lm", "-o"])
+        .arg(&test)
+        .output()
+        .expect("a C compiler ($CC or cc)");
+    assert!(
+        compiled.status.success(),
+        "{}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+    let ran = Command::new(&test).output().unwrap();
+    assert!(
+        ran.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&ran.stdout),
+        String::from_utf8_lossy(&ran.stderr)
+    );
+
+    let object = build.path().join("json.o");
+    let compiled = Command::new(&cc)
+        .args(["-std=c11", "-O1", "-c", "-I"])
+        .arg(c_hash.join("src"))
+        .arg(c_hash.join("src/json.c"))
+        .arg("-o")
+        .arg(&object)
+        .output()
+        .unwrap();
+    assert!(compiled.status.success());
+    let symbols = Command::new("nm").arg("-u").arg(&object).output().unwrap();
+    let undefined = String::from_utf8_lossy(&symbols.stdout);
+    assert!(undefined.contains("strtod"), "nm -u json.o: {undefined}");
+    for name in undefined.split_whitespace() {
+        assert!(
+            !(name.contains("printf")
+                || name.starts_with("fput")
+                || name.starts_with("fwrite")
+                || name.starts_with("puts")
+                || name.starts_with("std")),
+            "json.c uses `{name}` from stdio: {undefined}"
+        );
+    }
+}

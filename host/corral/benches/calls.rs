@@ -583,10 +583,15 @@ impl WasiView for RawState {
 
 impl raw::corral::plugin::types::Host for RawState {}
 
+impl raw::corral::plugin::icons::Host for RawState {}
+
 impl raw::corral::plugin::host::Host for RawState {
     fn log(&mut self, _level: raw::corral::plugin::types::LogLevel, _message: String) {}
     fn progress(&mut self, _done: f64, _total: Option<f64>, _message: Option<String>) {}
     fn tools_changed(&mut self) {}
+    fn resources_changed(&mut self) {}
+    fn prompts_changed(&mut self) {}
+    fn resource_updated(&mut self, _uri: String) {}
 }
 
 /// The floor's client can answer nothing, as `corral call`'s cannot: the

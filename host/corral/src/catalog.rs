@@ -13,6 +13,17 @@
 //! Tools are listed by plugin name, then in the order each plugin declares
 //! them, so the order is deterministic across requests and restarts.
 //!
+//! # Prompts, resources and templates
+//! Prompts follow the tools' rule, in a namespace of their own: a prompt
+//! two plugins declare is served as `<plugin>_<prompt>` for each. URIs and
+//! templates are never renamed: they are listed by plugin name, then in
+//! each plugin's order, and a URI (or template) two plugins list is listed
+//! once per plugin. Reading a URI asks, in plugin-name order, the plugins
+//! that list that exact URI or, when none does, those with a template that
+//! matches it ([`Snapshot::read_candidates`]); their contents are put
+//! together (see `host`). Completing a template's variable asks every
+//! plugin with that exact template.
+//!
 //! # Changes
 //! A new snapshot is [published](Catalog::publish) whole: requests that
 //! already hold the old one finish on it. Reloads and re-lists
@@ -34,12 +45,12 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{Context as _, Result};
 use arc_swap::ArcSwap;
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 
 use crate::reports::Reports;
 use corral_registry::lock::{Lock, Mismatch};
 use corral_sandbox::{Plugin, PluginFiles, Sandbox, is_valid_tool_name};
-use corral_tool::{LogLevel, ToolDef};
+use corral_tool::{LogLevel, Offers, PromptDef, ResourceDef, ResourceTemplateDef, ToolDef};
 
 /// Where a served tool name leads.
 #[derive(Debug, Clone)]
@@ -48,12 +59,18 @@ struct Route {
     index: usize,
 }
 
-/// One consistent view of the plugins and their tools.
+/// One consistent view of the plugins, their tools, prompts, resources and
+/// templates.
 #[derive(Debug, Default)]
 pub struct Snapshot {
     plugins: Vec<Arc<Plugin>>,
     tools: Arc<[ToolDef]>,
     routes: HashMap<String, Route>,
+    prompts: Arc<[PromptDef]>,
+    prompt_routes: HashMap<String, Route>,
+    resources: Arc<[ResourceDef]>,
+    templates: Arc<[ResourceTemplateDef]>,
+    offers: Offers,
 }
 
 impl Snapshot {
@@ -106,11 +123,98 @@ impl Snapshot {
                 );
             }
         }
+        let (prompts, prompt_routes) = served_prompts(&plugins);
+        let resources: Vec<ResourceDef> = plugins
+            .iter()
+            .flat_map(|plugin| plugin.resources().iter().cloned())
+            .collect();
+        let templates: Vec<ResourceTemplateDef> = plugins
+            .iter()
+            .flat_map(|plugin| plugin.templates().cloned())
+            .collect();
+        let completes = plugins.iter().any(|plugin| {
+            plugin.exports().completion
+                && (!plugin.prompts().is_empty() || plugin.templates().len() > 0)
+        });
+        let offers = Offers {
+            resources: !resources.is_empty() || !templates.is_empty(),
+            prompts: !prompts.is_empty(),
+            completions: completes && (!prompts.is_empty() || !templates.is_empty()),
+        };
         Snapshot {
             plugins,
             tools: tools.into(),
             routes,
+            prompts: prompts.into(),
+            prompt_routes,
+            resources: resources.into(),
+            templates: templates.into(),
+            offers,
         }
+    }
+
+    /// The served prompts, in their deterministic order.
+    pub fn prompts(&self) -> &Arc<[PromptDef]> {
+        &self.prompts
+    }
+
+    /// The served resources: by plugin, then in each plugin's order.
+    pub fn resources(&self) -> &Arc<[ResourceDef]> {
+        &self.resources
+    }
+
+    /// The served resource templates, ordered as the resources.
+    pub fn templates(&self) -> &Arc<[ResourceTemplateDef]> {
+        &self.templates
+    }
+
+    /// What is served besides tools.
+    pub fn offers(&self) -> Offers {
+        self.offers
+    }
+
+    /// The plugin and prompt index behind a served prompt name.
+    pub fn prompt_route(&self, name: &str) -> Option<(&Arc<Plugin>, usize)> {
+        self.prompt_routes.get(name).map(|r| (&r.plugin, r.index))
+    }
+
+    /// The plugins to read `uri` from, in plugin-name order: those that
+    /// list it, or, when none does, those with a template that matches it
+    /// (each template matched in linear time). Empty: no plugin serves it.
+    /// Scans the lists rather than indexing them, so that the catalog
+    /// holds no second copy of up to 10,000 URIs per plugin.
+    pub fn read_candidates(&self, uri: &str) -> Vec<Arc<Plugin>> {
+        if uri.len() > corral_sandbox::MAX_URI_BYTES {
+            return Vec::new();
+        }
+        let listing: Vec<Arc<Plugin>> = self
+            .plugins
+            .iter()
+            .filter(|plugin| plugin.resources().iter().any(|r| r.uri == uri))
+            .cloned()
+            .collect();
+        if !listing.is_empty() {
+            return listing;
+        }
+        self.plugins
+            .iter()
+            .filter(|plugin| (0..plugin.templates().len()).any(|i| plugin.template_matches(i, uri)))
+            .cloned()
+            .collect()
+    }
+
+    /// The plugins with the template `uri_template`, each with its index,
+    /// in plugin-name order.
+    pub fn template_owners(&self, uri_template: &str) -> Vec<(Arc<Plugin>, usize)> {
+        self.plugins
+            .iter()
+            .filter_map(|plugin| {
+                plugin
+                    .templates()
+                    .position(|t| t.uri_template == uri_template)
+                    .map(|index| (plugin.clone(), index))
+            })
+            .collect()
     }
 
     /// The served tools, in their deterministic order.
@@ -129,6 +233,74 @@ impl Snapshot {
     }
 }
 
+/// The served prompts and where each leads: the tools' collision rule
+/// ([`served_names`]), in a namespace of its own.
+fn served_prompts(plugins: &[Arc<Plugin>]) -> (Vec<PromptDef>, HashMap<String, Route>) {
+    let declared: Vec<(&str, Vec<&str>)> = plugins
+        .iter()
+        .map(|plugin| {
+            let names = plugin.prompts().iter().map(|p| p.name.as_str()).collect();
+            (plugin.name(), names)
+        })
+        .collect();
+    let served = served_names(&declared);
+    let mut prompts = Vec::new();
+    let mut routes: HashMap<String, Route> = HashMap::new();
+    for (plugin, names) in plugins.iter().zip(served) {
+        for (index, (def, served)) in plugin.prompts().iter().zip(names).enumerate() {
+            let Some(served) = served else {
+                tracing::warn!(
+                    "skipping prompt `{}` of plugin `{}`: its name collides with another plugin's and the prefixed name is invalid or taken",
+                    def.name,
+                    plugin.name()
+                );
+                continue;
+            };
+            let mut served_def = def.clone();
+            served_def.name = served.clone();
+            prompts.push(served_def);
+            routes.insert(
+                served,
+                Route {
+                    plugin: plugin.clone(),
+                    index,
+                },
+            );
+        }
+    }
+    (prompts, routes)
+}
+
+/// The names under which the `(plugin, names)` it declares are served,
+/// plugins in the order given: a name no other plugin declares as is, one
+/// that several do as `<plugin>_<name>` for each; `None` when that is not
+/// a valid name or is already served.
+fn served_names(declared: &[(&str, Vec<&str>)]) -> Vec<Vec<Option<String>>> {
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for (_, names) in declared {
+        for name in names {
+            *count.entry(name).or_default() += 1;
+        }
+    }
+    let mut taken = std::collections::HashSet::new();
+    declared
+        .iter()
+        .map(|(plugin, names)| {
+            names
+                .iter()
+                .map(|name| {
+                    let served = if count[name] == 1 {
+                        (*name).to_owned()
+                    } else {
+                        format!("{plugin}_{name}")
+                    };
+                    (is_valid_tool_name(&served) && taken.insert(served.clone())).then_some(served)
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// The current snapshot, readable without locks from every request.
 pub struct Catalog {
     current: ArcSwap<Snapshot>,
@@ -139,7 +311,17 @@ pub struct Catalog {
     ready: watch::Sender<bool>,
     /// Counts visible changes of the tool list.
     tools_changed: watch::Sender<u64>,
+    /// Counts visible changes of the resources and templates.
+    resources_changed: watch::Sender<u64>,
+    /// Counts visible changes of the prompts.
+    prompts_changed: watch::Sender<u64>,
+    /// The URIs of updated resources, as published (see `updates`).
+    resource_updated: broadcast::Sender<String>,
 }
+
+/// Updated URIs a session may fall behind by before it misses some (it
+/// is then told of none of those: see `HostEvents`).
+const UPDATED_CAPACITY: usize = 1024;
 
 impl std::fmt::Debug for Catalog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -166,6 +348,9 @@ impl Catalog {
             publishing: Mutex::new(()),
             ready: watch::Sender::new(false),
             tools_changed: watch::Sender::new(0),
+            resources_changed: watch::Sender::new(0),
+            prompts_changed: watch::Sender::new(0),
+            resource_updated: broadcast::Sender::new(UPDATED_CAPACITY),
         }
     }
 
@@ -221,11 +406,23 @@ impl Catalog {
 
     fn publish_locked(&self, snapshot: Snapshot) -> bool {
         let was_ready = *self.ready.borrow();
-        let changed = was_ready && self.current.load().tools[..] != snapshot.tools[..];
+        let current = self.current.load();
+        let changed = was_ready && current.tools[..] != snapshot.tools[..];
+        let resources_changed = was_ready
+            && (current.resources[..] != snapshot.resources[..]
+                || current.templates[..] != snapshot.templates[..]);
+        let prompts_changed = was_ready && current.prompts[..] != snapshot.prompts[..];
+        drop(current);
         self.current.store(Arc::new(snapshot));
         self.ready.send_replace(true);
-        if changed {
-            self.tools_changed.send_modify(|count| *count += 1);
+        for (changed, sender) in [
+            (changed, &self.tools_changed),
+            (resources_changed, &self.resources_changed),
+            (prompts_changed, &self.prompts_changed),
+        ] {
+            if changed {
+                sender.send_modify(|count| *count += 1);
+            }
         }
         changed
     }
@@ -252,6 +449,27 @@ impl Catalog {
     /// Marked changed each time the served tool list changes.
     pub fn tools_changed(&self) -> watch::Receiver<u64> {
         self.tools_changed.subscribe()
+    }
+
+    /// Marked changed each time the served resources or templates change.
+    pub fn resources_changed(&self) -> watch::Receiver<u64> {
+        self.resources_changed.subscribe()
+    }
+
+    /// Marked changed each time the served prompts change.
+    pub fn prompts_changed(&self) -> watch::Receiver<u64> {
+        self.prompts_changed.subscribe()
+    }
+
+    /// The URIs of resources updated from now on.
+    pub fn resource_updated(&self) -> broadcast::Receiver<String> {
+        self.resource_updated.subscribe()
+    }
+
+    /// Tells the sessions that follow `uri` that it was updated.
+    pub fn publish_updated(&self, uri: String) {
+        // No session listens: nobody to tell.
+        let _ = self.resource_updated.send(uri);
     }
 }
 
@@ -375,4 +593,43 @@ pub async fn load_dir(
         snapshot: Snapshot::new(plugins),
         failed,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_two_plugins_declare_is_served_prefixed_for_each() {
+        let served = served_names(&[
+            ("docs", vec!["summarize", "outline"]),
+            ("notes", vec!["summarize", "today"]),
+        ]);
+        assert_eq!(
+            served,
+            [
+                vec![
+                    Some("docs_summarize".to_owned()),
+                    Some("outline".to_owned())
+                ],
+                vec![Some("notes_summarize".to_owned()), Some("today".to_owned())],
+            ]
+        );
+    }
+
+    #[test]
+    fn a_prefixed_name_that_is_invalid_or_taken_is_skipped() {
+        let long = "p".repeat(60);
+        let served = served_names(&[
+            (long.as_str(), vec!["summarize"]),
+            ("a", vec!["summarize", "b_c"]),
+            ("b", vec!["summarize"]),
+            ("x", vec!["b_c"]),
+        ]);
+        assert_eq!(served[0], [None], "over 64 characters");
+        assert_eq!(served[1][0].as_deref(), Some("a_summarize"));
+        // `b_c` is declared twice (by `a` and `x`): served as `a_b_c` and `x_b_c`.
+        assert_eq!(served[1][1].as_deref(), Some("a_b_c"));
+        assert_eq!(served[3][0].as_deref(), Some("x_b_c"));
+    }
 }

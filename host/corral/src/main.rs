@@ -21,7 +21,7 @@ use corral_registry::lock::Lock;
 use corral_sandbox::imports::Verdict;
 use corral_sandbox::units::human_bytes;
 use corral_sandbox::{Inspection, Sandbox, SandboxOptions, cache};
-use corral_tool::{CallContext, CallEvent, EventSink, ToolDef};
+use corral_tool::{CallContext, CallEvent, EventSink};
 use serde_json::{Map, Value};
 use tracing_subscriber::EnvFilter;
 
@@ -312,6 +312,15 @@ enum Command {
         #[command(flatten)]
         registry: RegistryFlags,
     },
+    /// Load the plugin FILE as `serve` would, so that its compiled code is
+    /// in the compile cache and the first call after a build is fast.
+    ///
+    /// A plugin project's `./build` runs it last. Exits with 1 when the
+    /// plugin would not load (the reason is printed on stderr).
+    Compile {
+        /// The plugin, NAME.wasm (its manifest, if any, is NAME.toml beside it).
+        file: PathBuf,
+    },
     /// Show a plugin's tools, imports, limits and the authority it is granted.
     Inspect {
         /// The plugin file (its manifest, if any, is the .toml beside it).
@@ -505,7 +514,9 @@ fn folder(command: &Command) -> Option<&Path> {
         Command::Serve { dir, .. } | Command::List { dir, .. } | Command::Call { dir, .. } => {
             Some(dir)
         }
-        Command::Inspect { file } => Some(file.parent().unwrap_or(Path::new("."))),
+        Command::Inspect { file } | Command::Compile { file } => {
+            Some(file.parent().unwrap_or(Path::new(".")))
+        }
         Command::Push { .. } | Command::Pull { .. } | Command::State(_) => None,
     }
 }
@@ -655,6 +666,29 @@ async fn run(command: Command, mut options: SandboxOptions, stores: Stores) -> R
             }
         }
         Command::State(_) => unreachable!("answered above"),
+        Command::Compile { file } => {
+            if sandbox.options().cache.is_none() {
+                bail!(
+                    "there is no compile cache to fill (--no-cache, or neither XDG_CACHE_HOME nor HOME is set)"
+                );
+            }
+            let started = std::time::Instant::now();
+            match corral_sandbox::Plugin::load(&sandbox, &file).await {
+                Ok(plugin) => {
+                    eprintln!(
+                        "compiled {} ({} tool(s)) in {:.1} s: the first call will not wait for it",
+                        file.display(),
+                        plugin.tools().len(),
+                        started.elapsed().as_secs_f64()
+                    );
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(err) => {
+                    eprintln!("corral: {} would not load: {err:#}", file.display());
+                    Ok(ExitCode::FAILURE)
+                }
+            }
+        }
         Command::Inspect { file } => {
             let inspection = corral_sandbox::inspect(&sandbox, &file).await?;
             print_inspection(&inspection);
@@ -757,6 +791,9 @@ fn why_not_loaded(failed: &[LoadFailure]) -> String {
     lines.join("\n")
 }
 
+/// Prints the served tools, then, only when there are any, the resources,
+/// templates and prompts (so that the output of a folder of tools alone is
+/// what it always was, for scripts).
 fn print_tools(snapshot: &Snapshot, json: bool) {
     if json {
         let tools: Vec<Value> = snapshot
@@ -764,10 +801,53 @@ fn print_tools(snapshot: &Snapshot, json: bool) {
             .iter()
             .map(|tool| mcp::tool_json(tool, Revision::NEWEST_LEGACY))
             .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "tools": tools })).unwrap()
-        );
+        let mut listing = serde_json::json!({ "tools": tools });
+        let optional = |value: &Option<String>| value.clone().map_or(Value::Null, Value::String);
+        if !snapshot.resources().is_empty() {
+            let resources: Vec<Value> = snapshot
+                .resources()
+                .iter()
+                .map(|r| {
+                    serde_json::json!({
+                        "uri": r.uri, "name": r.name, "title": optional(&r.title),
+                        "description": optional(&r.description), "mimeType": optional(&r.mime_type),
+                    })
+                })
+                .collect();
+            listing["resources"] = Value::Array(resources);
+        }
+        if !snapshot.templates().is_empty() {
+            let templates: Vec<Value> = snapshot
+                .templates()
+                .iter()
+                .map(|t| {
+                    serde_json::json!({
+                        "uriTemplate": t.uri_template, "name": t.name, "title": optional(&t.title),
+                        "description": optional(&t.description), "mimeType": optional(&t.mime_type),
+                    })
+                })
+                .collect();
+            listing["resourceTemplates"] = Value::Array(templates);
+        }
+        if !snapshot.prompts().is_empty() {
+            let prompts: Vec<Value> = snapshot
+                .prompts()
+                .iter()
+                .map(|p| {
+                    let arguments: Vec<Value> = p
+                        .arguments
+                        .iter()
+                        .map(|a| serde_json::json!({ "name": a.name, "required": a.required }))
+                        .collect();
+                    serde_json::json!({
+                        "name": p.name, "title": optional(&p.title),
+                        "description": optional(&p.description), "arguments": arguments,
+                    })
+                })
+                .collect();
+            listing["prompts"] = Value::Array(prompts);
+        }
+        println!("{}", serde_json::to_string_pretty(&listing).unwrap());
         return;
     }
     let width = snapshot
@@ -777,7 +857,36 @@ fn print_tools(snapshot: &Snapshot, json: bool) {
         .max()
         .unwrap_or(0);
     for tool in snapshot.tools().iter() {
-        println!("{:width$}  {}", tool.name, summary(tool));
+        println!("{:width$}  {}", tool.name, first_line(&tool.description));
+    }
+    let resources: Vec<(&str, &str)> = snapshot
+        .resources()
+        .iter()
+        .map(|r| (r.uri.as_str(), first_line(&r.description)))
+        .collect();
+    let templates: Vec<(&str, &str)> = snapshot
+        .templates()
+        .iter()
+        .map(|t| (t.uri_template.as_str(), first_line(&t.description)))
+        .collect();
+    let prompts: Vec<(&str, &str)> = snapshot
+        .prompts()
+        .iter()
+        .map(|p| (p.name.as_str(), first_line(&p.description)))
+        .collect();
+    for (heading, rows) in [
+        ("resources", resources),
+        ("resource templates", templates),
+        ("prompts", prompts),
+    ] {
+        if rows.is_empty() {
+            continue;
+        }
+        println!("\n{heading}:");
+        let width = rows.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
+        for (name, summary) in rows {
+            println!("  {name:width$}  {summary}");
+        }
     }
 }
 
@@ -836,7 +945,7 @@ fn print_inspection(inspection: &Inspection) {
         Ok(tools) => {
             println!("tools");
             for tool in tools {
-                println!("  {}  {}", tool.name, summary(tool));
+                println!("  {}  {}", tool.name, first_line(&tool.description));
             }
         }
         Err(reason) => println!("does not load: {reason}"),
@@ -844,7 +953,12 @@ fn print_inspection(inspection: &Inspection) {
 }
 
 /// The first line of a tool's description.
-fn summary(tool: &ToolDef) -> &str {
-    let description = tool.description.as_deref().unwrap_or("");
-    description.lines().next().unwrap_or("")
+/// The first line of a description, or nothing.
+fn first_line(description: &Option<String>) -> &str {
+    description
+        .as_deref()
+        .unwrap_or("")
+        .lines()
+        .next()
+        .unwrap_or("")
 }

@@ -8,7 +8,11 @@
 //! that each say it, costs one re-list at once and then at most one per
 //! interval, the last of them after the last word, so no change is lost. A
 //! re-list that fails leaves the plugin's previous tools serving, and is
-//! reported like a failed reload.
+//! reported like a failed reload. A plugin that says its resources or
+//! prompts changed is re-listed the same way (each `list` it exports).
+//!
+//! Updated resources are published here too ([`relay_updates`]), through
+//! the same throttle, per URI.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -29,7 +33,7 @@ pub const INTERVAL: Duration = Duration::from_secs(1);
 /// Re-lists the plugins the sandbox's calls mark, into `catalog`, until
 /// the task is aborted. Must be called inside a tokio runtime.
 pub async fn run(sandbox: Arc<Sandbox>, catalog: Arc<Catalog>, reports: Arc<Reports>) {
-    let mut throttle = Throttle::new(INTERVAL);
+    let mut throttle: Throttle<PathBuf> = Throttle::new(INTERVAL);
     let mut running: JoinSet<Relisted> = JoinSet::new();
     // Which plugin each running task re-lists.
     let mut tasks: HashMap<tokio::task::Id, PathBuf> = HashMap::new();
@@ -68,6 +72,37 @@ pub async fn run(sandbox: Arc<Sandbox>, catalog: Arc<Catalog>, reports: Arc<Repo
                 async move { relist(&catalog, &reports, &path).await }
             });
             tasks.insert(task.id(), path);
+        }
+    }
+}
+
+/// Publishes the updated resources the sandbox's calls mark
+/// (`host.resource-updated`, already filtered to what each plugin serves)
+/// to the catalog's subscribers, each URI at most once per [`INTERVAL`]:
+/// a URI said again within it is published once more when it ends, so the
+/// last word is never lost. Holds at most
+/// [`corral_sandbox::changes::MAX_PENDING_UPDATES`] URIs; a flood of
+/// distinct ones beyond is dropped. Runs until the task is aborted.
+pub async fn relay_updates(sandbox: Arc<Sandbox>, catalog: Arc<Catalog>) {
+    let mut throttle: Throttle<String> = Throttle::new(INTERVAL);
+    loop {
+        let due = throttle.next_due();
+        tokio::select! {
+            marked = sandbox.resource_updates().taken() => {
+                for uri in marked {
+                    let room = throttle.plugins.len() < corral_sandbox::changes::MAX_PENDING_UPDATES;
+                    if room || throttle.plugins.contains_key(&uri) {
+                        throttle.signal(uri);
+                    } else {
+                        tracing::debug!("too many updated resources at once; dropping {uri}");
+                    }
+                }
+            }
+            () = sleep_until(due), if due.is_some() => {}
+        }
+        for uri in throttle.start_due(Instant::now()) {
+            throttle.finished(&uri);
+            catalog.publish_updated(uri);
         }
     }
 }
@@ -140,10 +175,14 @@ async fn relist(catalog: &Catalog, reports: &Reports, path: &std::path::Path) ->
 /// while one runs or waits its turn is answered by the next one. Holds an
 /// entry only for plugins with a re-list running, waiting, or started
 /// within the interval.
+///
+/// Generic in what it throttles: the updated resources' URIs go through
+/// one too ([`relay_updates`]), each URI a "plugin" whose re-list is its
+/// publication and ends at once.
 #[derive(Debug)]
-struct Throttle {
+struct Throttle<K> {
     interval: Duration,
-    plugins: HashMap<PathBuf, Relisting>,
+    plugins: HashMap<K, Relisting>,
 }
 
 #[derive(Debug, Default)]
@@ -162,8 +201,8 @@ impl Relisting {
     }
 }
 
-impl Throttle {
-    fn new(interval: Duration) -> Throttle {
+impl<K: Clone + Eq + std::hash::Hash + Ord> Throttle<K> {
+    fn new(interval: Duration) -> Throttle<K> {
         Throttle {
             interval,
             plugins: HashMap::new(),
@@ -171,12 +210,12 @@ impl Throttle {
     }
 
     /// The plugin at `path` said its tools changed.
-    fn signal(&mut self, path: PathBuf) {
+    fn signal(&mut self, path: K) {
         self.plugins.entry(path).or_default().pending = true;
     }
 
     /// The re-list of the plugin at `path` ended.
-    fn finished(&mut self, path: &std::path::Path) {
+    fn finished(&mut self, path: &K) {
         if let Some(plugin) = self.plugins.get_mut(path) {
             plugin.running = false;
         }
@@ -194,7 +233,7 @@ impl Throttle {
 
     /// The plugins whose re-list starts now, marked as running; forgets
     /// the plugins with nothing to do.
-    fn start_due(&mut self, now: Instant) -> Vec<PathBuf> {
+    fn start_due(&mut self, now: Instant) -> Vec<K> {
         let interval = self.interval;
         self.plugins.retain(|_, plugin| {
             plugin.pending
@@ -298,6 +337,42 @@ mod tests {
             [path("b")]
         );
         assert_eq!(throttle.start_due(start + SECOND), [path("a")]);
+    }
+
+    #[tokio::test]
+    async fn an_updated_uri_is_published_at_once_then_at_most_once_a_second() {
+        let sandbox = Sandbox::new(corral_sandbox::SandboxOptions::default()).unwrap();
+        let catalog = Arc::new(Catalog::starting());
+        let mut updated = catalog.resource_updated();
+        let relay = tokio::spawn(relay_updates(sandbox.clone(), catalog.clone()));
+        let started = Instant::now();
+        sandbox.resource_updates().mark("x://a".into());
+        let first = tokio::time::timeout(SECOND, updated.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(first, "x://a");
+        // Said a hundred times more at once: published once more, a second
+        // after the first (the last word is not lost).
+        for _ in 0..100 {
+            sandbox.resource_updates().mark("x://a".into());
+            tokio::task::yield_now().await;
+        }
+        sandbox.resource_updates().mark("x://b".into());
+        let second = tokio::time::timeout(SECOND, updated.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(second, "x://b", "another URI is not held back");
+        let third = tokio::time::timeout(2 * SECOND, updated.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(third, "x://a");
+        assert!(started.elapsed() >= SECOND, "{:?}", started.elapsed());
+        let nothing = tokio::time::timeout(SECOND + SECOND / 2, updated.recv()).await;
+        assert!(nothing.is_err(), "published twice in all: {nothing:?}");
+        relay.abort();
     }
 
     #[test]

@@ -65,6 +65,8 @@ pub struct Reloading {
     /// Re-lists plugins that say their tools changed; only while watching
     /// (with `--no-watch` the tool list is fixed, and clients are told so).
     relisting: Option<JoinHandle<()>>,
+    /// Publishes updated resources to the sessions that follow them.
+    updating: JoinHandle<()>,
 }
 
 impl Reloading {
@@ -80,6 +82,7 @@ impl Drop for Reloading {
         if let Some(relisting) = &self.relisting {
             relisting.abort();
         }
+        self.updating.abort();
     }
 }
 
@@ -122,11 +125,16 @@ pub fn start(
             reloader.reports.clone(),
         ))
     });
+    let updating = tokio::spawn(relist::relay_updates(
+        reloader.sandbox.clone(),
+        reloader.catalog.clone(),
+    ));
     let task = tokio::spawn(reloader.run(lock, batches));
     Ok(Reloading {
         watcher,
         task,
         relisting,
+        updating,
     })
 }
 

@@ -257,11 +257,15 @@ pub fn error_response(id: Value, error: &RpcError) -> Value {
 /// A notification from the server.
 /// Whether `message` is a notification a transport may drop when its
 /// client is not reading: progress and log messages, which a running call
-/// may send any number of (responses and list changes are never dropped).
+/// may send any number of, and resource updates, which plugins may send
+/// for each of up to 1,000 URIs a second to each of a session's listen
+/// streams (responses and list changes are never dropped).
 pub fn is_droppable(message: &Value) -> bool {
     matches!(
         message.get("method").and_then(Value::as_str),
-        Some("notifications/progress" | "notifications/message")
+        Some(
+            "notifications/progress" | "notifications/message" | "notifications/resources/updated"
+        )
     )
 }
 
@@ -298,6 +302,25 @@ mod tests {
             Frame::Single(message) => message,
             other => panic!("expected a single message, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn only_notifications_that_can_come_without_bound_are_droppable() {
+        for method in [
+            "notifications/progress",
+            "notifications/message",
+            "notifications/resources/updated",
+        ] {
+            assert!(is_droppable(&notification(method, None)), "{method}");
+        }
+        for method in [
+            "notifications/tools/list_changed",
+            "notifications/resources/list_changed",
+            "notifications/prompts/list_changed",
+        ] {
+            assert!(!is_droppable(&notification(method, None)), "{method}");
+        }
+        assert!(!is_droppable(&response(json!(1), json!({}))));
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! The Model Context Protocol, tools only: wire framing, JSON-RPC, dispatch
-//! per protocol revision, and result shaping.
+//! The Model Context Protocol, server side: wire framing, JSON-RPC, dispatch
+//! per protocol revision of tools, resources, prompts and completion, and
+//! result shaping.
 //!
 //! This crate knows nothing of WebAssembly: it serves whatever implements
 //! [`ToolHost`] (from `corral-tool`), and Cargo keeps it so: it does not
@@ -8,6 +9,7 @@
 mod client;
 mod http;
 pub mod jsonrpc;
+mod params;
 pub mod revision;
 mod session;
 mod shape;

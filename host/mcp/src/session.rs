@@ -14,9 +14,11 @@
 //! session's own, which tells the client when the tool list changed and
 //! passes the host's log messages on at the client's log level.
 //!
-//! # Tools that ask the client
+//! # Tools, prompts and resources that ask the client
 //!
-//! A call's tool may ask the client for input (elicitation, sampling,
+//! A call's tool (and a `prompts/get`'s prompt, a `resources/read`'s
+//! plugin: everything said here of calls holds for them) may ask the
+//! client for input (elicitation, sampling,
 //! roots) through the [`Client`] in its context, each era its own way (see
 //! `client`): a legacy call sends the client JSON-RPC requests on the call's
 //! own outbox and waits for the responses, which arrive as any message does
@@ -51,11 +53,12 @@
 //! - a log level is `_meta["io.modelcontextprotocol/logLevel"]` (next to the
 //!   other per-request keys); without it a call sends no `notifications/message`;
 //! - a `subscriptions/listen` stream's id is the JSON-RPC id of its request.
-//!   It is acknowledged with `notifications/subscriptions/acknowledged` and
-//!   its `notifications/tools/list_changed` (only when it asked for
-//!   `notifications.toolsListChanged: true`, or `toolsListChanged: true` at
-//!   the top of its params) carry it as
-//!   `_meta["io.modelcontextprotocol/subscriptionId"]`. A stream the client
+//!   It is acknowledged with `notifications/subscriptions/acknowledged`
+//!   stating what is honoured, and its `notifications/*/list_changed` (only
+//!   for the lists it asked for in `notifications`, such as
+//!   `toolsListChanged: true`, or at the top of its params) and
+//!   `notifications/resources/updated` (for its `resourceSubscriptions`)
+//!   carry it as `_meta["io.modelcontextprotocol/subscriptionId"]`. A stream the client
 //!   cancels (`notifications/cancelled`) gets no response. A stream the
 //!   session ends ([`Session::finish`]: the input closed, the server shuts
 //!   down) gets what the 2026-07-28 pages ask of a server tearing one down:
@@ -63,7 +66,7 @@
 //!   its completion result, `{"resultType": "complete", "_meta": {...
 //!   subscriptionId}}` (the subscriptions page's graceful closure).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -76,10 +79,14 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::client::{Declared, LegacyClient, Pending, StateKey, StatelessClient};
+use super::client::{Declared, LegacyClient, Pending, StateKey, StatelessClient, Subject};
 use super::jsonrpc::{self, Frame, Incoming, Notification, Request, RpcError};
+use super::params::{self, PromptGet};
 use super::{HostEvents, HostLog, Revision, ToolHost, UnknownTool, shape};
-use corral_tool::{CallContext, CallEvent, CallOutput, Client, EventSink, LogLevel, ToolDef};
+use corral_tool::{
+    CallContext, CallEvent, CallOutput, Client, CompleteError, EventSink, LogLevel, Offers,
+    PromptError, PromptOutput, ReadError, ResourceItem,
+};
 
 pub use super::jsonrpc::Outbox;
 
@@ -141,6 +148,15 @@ const STATELESS_ONLY_METHODS: [&str; 2] = ["server/discover", "subscriptions/lis
 const LIST_TTL_MS_WATCHING: u64 = 60_000;
 const LIST_TTL_MS_FIXED: u64 = 3_600_000;
 const LIST_CACHE_SCOPE: &str = "public";
+
+/// How long a client may cache a stateless `resources/read` result, and
+/// with whom it may share it: not at all, and with no one. A plugin makes
+/// its contents on every read and may change them at any moment (it says
+/// so with `resource-updated`, which only subscribers hear), so no time is
+/// honest but zero; and a read may ask the user, so its contents may hold
+/// their answers: "private".
+const READ_TTL_MS: u64 = 0;
+const READ_CACHE_SCOPE: &str = "private";
 
 /// How long a client may cache a `server/discover` result, and with whom it
 /// may share it. What it states (versions, capabilities, the server's name
@@ -250,7 +266,12 @@ impl Era {
 struct Listener {
     /// The subscription id: the listen request's JSON-RPC id.
     id: Value,
+    /// What the stream asked for and the server honours (as acknowledged).
     tools_list_changed: bool,
+    resources_list_changed: bool,
+    prompts_list_changed: bool,
+    /// The URIs whose `notifications/resources/updated` the stream gets.
+    resource_subscriptions: BTreeSet<String>,
     /// Where the stream's notifications go.
     reply: Outbox,
 }
@@ -304,6 +325,12 @@ pub struct Session<H> {
     revision: Mutex<Option<Revision>>,
     /// What the client declared at `initialize` (legacy calls may ask it).
     client_capabilities: Mutex<Declared>,
+    /// What `initialize` declared the server offers: the list changes the
+    /// legacy client hears of.
+    offered: Mutex<Offers>,
+    /// The resource URIs the legacy client subscribed to (at most
+    /// [`params::MAX_SUBSCRIPTIONS`]).
+    subscriptions: Mutex<BTreeSet<String>>,
     /// The requests sent to the client that wait for its response.
     pending: Arc<Pending>,
     /// The minimum level of log notifications, as a `LogLevel` index.
@@ -335,6 +362,8 @@ impl<H: ToolHost> Session<H> {
             notify,
             revision: Mutex::new(None),
             client_capabilities: Mutex::new(Declared::default()),
+            offered: Mutex::new(Offers::default()),
+            subscriptions: Mutex::new(BTreeSet::new()),
             pending: Arc::new(Pending::default()),
             log_level: Arc::new(AtomicU8::new(LOGGING_OFF)),
             in_flight: Mutex::new(HashMap::new()),
@@ -361,9 +390,19 @@ impl<H: ToolHost> Session<H> {
         match frame {
             Frame::Unparseable(error) => reply(jsonrpc::error_response(Value::Null, &error)),
             Frame::Single(Incoming::Request(request)) if request.method == "initialize" => {
-                // Answered in line: requests that follow it are served in
-                // the revision it negotiates.
-                reply(self.initialize(request));
+                // Negotiated in line: requests that follow it are served in
+                // the revision it negotiates. Answered once the host is
+                // ready: the capabilities depend on what it offers.
+                match self.negotiate(&request) {
+                    Err(refusal) => reply(refusal),
+                    Ok(revision) => {
+                        let session = self.clone();
+                        self.tasks.spawn(async move {
+                            session.host.ready().await;
+                            reply(session.initialize_result(request.id, revision));
+                        });
+                    }
+                }
             }
             Frame::Single(Incoming::Request(request)) => {
                 let deliver = reply.clone();
@@ -576,12 +615,14 @@ impl<H: ToolHost> Session<H> {
         }
     }
 
-    fn initialize(&self, request: Request) -> Value {
+    /// Negotiates the revision of `initialize` `request`, or the response
+    /// refusing it.
+    fn negotiate(&self, request: &Request) -> Result<Revision, Value> {
         let mut negotiated = self.revision.lock().unwrap();
         if negotiated.is_some() {
             let error =
                 RpcError::invalid_request("Invalid Request: the session is already initialized");
-            return jsonrpc::error_response(request.id, &error);
+            return Err(jsonrpc::error_response(request.id.clone(), &error));
         }
         let requested = request
             .params
@@ -602,6 +643,14 @@ impl<H: ToolHost> Session<H> {
         tracing::info!(
             "initialized: protocol {revision} (client asked for {requested:?}) {client}"
         );
+        Ok(revision)
+    }
+
+    /// The `initialize` result for `revision`, declaring what the host
+    /// offers now (it is ready).
+    fn initialize_result(&self, id: Value, revision: Revision) -> Value {
+        let offers = self.host.offers();
+        *self.offered.lock().unwrap() = offers;
         let mut server_info = server_info();
         if !revision.has_structured_output()
             && let Some(fields) = server_info.as_object_mut()
@@ -610,16 +659,37 @@ impl<H: ToolHost> Session<H> {
             fields.remove("title");
         }
         jsonrpc::response(
-            request.id,
+            id,
             json!({
                 "protocolVersion": revision.as_str(),
-                "capabilities": {
-                    "tools": { "listChanged": self.options.list_changed },
-                    "logging": {},
-                },
+                "capabilities": self.capabilities(offers, revision),
                 "serverInfo": server_info,
             }),
         )
+    }
+
+    /// The server's capabilities in `revision` (MCP `ServerCapabilities`):
+    /// tools and logging always, the rest only when offered. `subscribe`
+    /// means `resources/subscribe` in the legacy era and
+    /// `resourceSubscriptions` on listen streams in 2026-07-28; both are
+    /// served. `completions` arrived in 2025-03-26 (before, completion was
+    /// served undeclared).
+    fn capabilities(&self, offers: Offers, revision: Revision) -> Value {
+        let list_changed = self.options.list_changed;
+        let mut capabilities = json!({
+            "tools": { "listChanged": list_changed },
+            "logging": {},
+        });
+        if offers.resources {
+            capabilities["resources"] = json!({ "subscribe": true, "listChanged": list_changed });
+        }
+        if offers.prompts {
+            capabilities["prompts"] = json!({ "listChanged": list_changed });
+        }
+        if offers.completions && revision >= Revision::V2025_03_26 {
+            capabilities["completions"] = json!({});
+        }
+        capabilities
     }
 
     /// The response to `request`, which arrived as `arrival` says. (A
@@ -631,7 +701,7 @@ impl<H: ToolHost> Session<H> {
             Err(error) => Err(error),
             Ok(Era::Legacy) => self.dispatch(request, arrival, reply).await,
             Ok(Era::Stateless { .. }) if request.method == "subscriptions/listen" => {
-                Ok(complete(self.listen(request, reply).await))
+                self.listen(request, reply).await.map(complete)
             }
             Ok(Era::Stateless {
                 revision,
@@ -663,20 +733,7 @@ impl<H: ToolHost> Session<H> {
                 self.host.ready().await;
                 let revision = self.revision();
                 let call = ToolCall::from_params(request.params)?;
-                // Asks go to the client on the call's own outbox; a call
-                // in a batch asks nothing (see `LegacyClient::in_batch`).
-                let declared = *self.client_capabilities.lock().unwrap();
-                let mut client = LegacyClient::new(
-                    self.pending.clone(),
-                    &request.id,
-                    declared,
-                    revision,
-                    reply.clone(),
-                );
-                if arrival == Arrival::InBatch {
-                    client = client.in_batch();
-                }
-                let client = Arc::new(client);
+                let client = self.legacy_client(&request.id, revision, arrival, &reply);
                 let log_level = self.log_level.clone();
                 let output = self
                     .call_tool(call, revision, log_level, reply, client)
@@ -684,8 +741,248 @@ impl<H: ToolHost> Session<H> {
                 Ok(shape::call_result_json(&output, revision))
             }
             "logging/setLevel" => self.set_log_level(&request.params),
+            method if is_offered_method(method) => {
+                self.host.ready().await;
+                let revision = self.revision();
+                if !offers_method(self.host.offers(), method) {
+                    return Err(RpcError::method_not_found(method));
+                }
+                let log_level = self.log_level.clone();
+                let params = request.params;
+                match method {
+                    "resources/subscribe" => self.subscribe(&params, true),
+                    "resources/unsubscribe" => self.subscribe(&params, false),
+                    "resources/read" => {
+                        let uri = params::uri(&params, method)?;
+                        let client = self.legacy_client(&request.id, revision, arrival, &reply);
+                        let read = self
+                            .read(&uri, &params, revision, log_level, reply, client)
+                            .await;
+                        read.map(|items| shape::read_result_json(&items))
+                            .map_err(|error| read_error(error, &uri, revision))
+                    }
+                    "prompts/get" => {
+                        let get = PromptGet::from_params(params)?;
+                        self.check_prompt(&get)?;
+                        let client = self.legacy_client(&request.id, revision, arrival, &reply);
+                        let output = self
+                            .get_prompt(&get, revision, log_level, reply, client)
+                            .await;
+                        output
+                            .map(|output| shape::prompt_result_json(&output, revision))
+                            .map_err(|error| self.prompt_error(error, &get.name))
+                    }
+                    method => {
+                        self.serve_asking_nothing(method, &params, revision, log_level, reply)
+                            .await
+                    }
+                }
+            }
             method => Err(RpcError::method_not_found(method)),
         }
+    }
+
+    /// The methods of resources, prompts and completion that ask nothing
+    /// (lists and completion), in either era.
+    async fn serve_asking_nothing(
+        &self,
+        method: &str,
+        params: &Map<String, Value>,
+        revision: Revision,
+        log_level: Arc<AtomicU8>,
+        reply: Outbox,
+    ) -> Result<Value, RpcError> {
+        match method {
+            "resources/list" => list_page(
+                &self.host.resources(),
+                params,
+                "resources",
+                self.options.page_size,
+                |r| r.held_bytes,
+                |r| shape::resource_json(r, revision),
+            ),
+            "resources/templates/list" => list_page(
+                &self.host.resource_templates(),
+                params,
+                "resourceTemplates",
+                self.options.page_size,
+                |t| t.held_bytes,
+                |t| shape::resource_template_json(t, revision),
+            ),
+            "prompts/list" => list_page(
+                &self.host.prompts(),
+                params,
+                "prompts",
+                self.options.page_size,
+                |p| p.held_bytes,
+                |p| shape::prompt_json(p, revision),
+            ),
+            "completion/complete" => {
+                let request = params::completion(params)?;
+                let logger = match &request.reference {
+                    corral_tool::CompletionRef::Prompt(name) => name.clone(),
+                    corral_tool::CompletionRef::ResourceTemplate(uri) => uri.clone(),
+                };
+                // Completion asks the client nothing: no client.
+                let context = self.call_context(params, &logger, revision, log_level, reply, None);
+                match self.host.complete(request, context).await {
+                    Ok(completions) => Ok(shape::completion_json(&completions)),
+                    Err(CompleteError::UnknownReference(message)) => Err(RpcError::invalid_params(
+                        format!("Invalid params: {message}"),
+                    )),
+                    Err(CompleteError::Failed(message)) => Err(internal_error(&message)),
+                }
+            }
+            method => Err(RpcError::method_not_found(method)),
+        }
+    }
+
+    /// `resources/subscribe` (or, not `subscribing`, `unsubscribe`) for a
+    /// legacy client.
+    fn subscribe(&self, params: &Map<String, Value>, subscribing: bool) -> Result<Value, RpcError> {
+        let method = if subscribing {
+            "resources/subscribe"
+        } else {
+            "resources/unsubscribe"
+        };
+        let uri = params::uri(params, method)?;
+        let mut subscriptions = self.subscriptions.lock().unwrap();
+        if !subscribing {
+            subscriptions.remove(&uri);
+        } else if !subscriptions.contains(&uri) {
+            if subscriptions.len() >= params::MAX_SUBSCRIPTIONS {
+                return Err(params::too_many_subscriptions(subscriptions.len() + 1));
+            }
+            subscriptions.insert(uri);
+        }
+        Ok(json!({}))
+    }
+
+    /// Refuses a `prompts/get` of a prompt not served (with the names
+    /// close to it) or with arguments that do not fit it.
+    fn check_prompt(&self, get: &PromptGet) -> Result<(), RpcError> {
+        let prompts = self.host.prompts();
+        match prompts.iter().find(|prompt| prompt.name == get.name) {
+            Some(prompt) => get.check(prompt),
+            None => Err(RpcError::invalid_params(unknown_prompt(
+                &get.name, &prompts,
+            ))),
+        }
+    }
+
+    /// The JSON-RPC error for a `prompts/get` of `name` that failed.
+    fn prompt_error(&self, error: PromptError, name: &str) -> RpcError {
+        match error {
+            PromptError::Unknown(_) => {
+                RpcError::invalid_params(unknown_prompt(name, &self.host.prompts()))
+            }
+            PromptError::InvalidArguments(message) => {
+                RpcError::invalid_params(format!("Invalid params: {message}"))
+            }
+            PromptError::Failed(message) => internal_error(&message),
+        }
+    }
+
+    /// Reads `uri` in either era: as `call_tool` runs a call.
+    async fn read(
+        &self,
+        uri: &str,
+        params: &Map<String, Value>,
+        revision: Revision,
+        log_level: Arc<AtomicU8>,
+        reply: Outbox,
+        client: Arc<dyn Client>,
+    ) -> Result<Vec<ResourceItem>, ReadError> {
+        let context = self.call_context(params, uri, revision, log_level, reply, Some(client));
+        self.host.read_resource(uri, context).await
+    }
+
+    /// Gets a prompt in either era: as `call_tool` runs a call.
+    async fn get_prompt(
+        &self,
+        get: &PromptGet,
+        revision: Revision,
+        log_level: Arc<AtomicU8>,
+        reply: Outbox,
+        client: Arc<dyn Client>,
+    ) -> Result<PromptOutput, PromptError> {
+        let context = self.call_context(
+            &get.params,
+            &get.name,
+            revision,
+            log_level,
+            reply,
+            Some(client),
+        );
+        self.host
+            .get_prompt(&get.name, get.arguments.clone(), context)
+            .await
+    }
+
+    /// What a call, read or get (whose params are `params`) may use: its
+    /// events go to `reply` (progress for its progress token, log messages
+    /// named `logger` at or above `log_level`), and it may ask `client`.
+    fn call_context(
+        &self,
+        params: &Map<String, Value>,
+        logger: &str,
+        revision: Revision,
+        log_level: Arc<AtomicU8>,
+        reply: Outbox,
+        client: Option<Arc<dyn Client>>,
+    ) -> CallContext {
+        let progress_token = params
+            .get("_meta")
+            .and_then(|meta| meta.get("progressToken"))
+            .filter(|token| token.is_string() || token.is_number())
+            .cloned();
+        let events = event_sink(reply, progress_token, logger, revision, log_level);
+        CallContext {
+            events: Some(events),
+            client,
+        }
+    }
+
+    /// The client of the legacy request `id` (a call, read or get): asks go
+    /// to the client on the request's own outbox; a request in a batch asks
+    /// nothing (see `LegacyClient::in_batch`).
+    fn legacy_client(
+        &self,
+        id: &Value,
+        revision: Revision,
+        arrival: Arrival,
+        reply: &Outbox,
+    ) -> Arc<dyn Client> {
+        let declared = *self.client_capabilities.lock().unwrap();
+        let client = LegacyClient::new(self.pending.clone(), id, declared, revision, reply.clone());
+        Arc::new(match arrival {
+            Arrival::InBatch => client.in_batch(),
+            Arrival::Alone => client,
+        })
+    }
+
+    /// The client of a stateless request about `subject` (with `arguments`),
+    /// answering from its own params and state.
+    fn stateless_client(
+        &self,
+        params: &Map<String, Value>,
+        subject: Subject<'_>,
+        arguments: &Map<String, Value>,
+    ) -> Result<Arc<StatelessClient>, RpcError> {
+        // Declared in its `_meta` (checked by `Era::of`: an object).
+        let declared = params
+            .get("_meta")
+            .and_then(|meta| meta.get(META_CLIENT_CAPABILITIES))
+            .map(Declared::from_json)
+            .unwrap_or_default();
+        Ok(Arc::new(StatelessClient::for_request(
+            params,
+            declared,
+            subject,
+            arguments,
+            self.options.state_key.clone(),
+            self.options.state_ttl,
+        )?))
     }
 
     /// A stateless request other than `subscriptions/listen`.
@@ -697,39 +994,25 @@ impl<H: ToolHost> Session<H> {
         reply: Outbox,
     ) -> Result<Value, RpcError> {
         match request.method.as_str() {
-            "server/discover" => Ok(self.discover()),
+            "server/discover" => {
+                self.host.ready().await;
+                Ok(self.discover())
+            }
             "tools/list" => {
                 self.host.ready().await;
-                let mut result = self.list_tools(&request.params, revision)?;
-                let ttl_ms = if self.options.list_changed {
-                    LIST_TTL_MS_WATCHING
-                } else {
-                    LIST_TTL_MS_FIXED
-                };
-                result["ttlMs"] = ttl_ms.into();
-                result["cacheScope"] = LIST_CACHE_SCOPE.into();
-                Ok(result)
+                let result = self.list_tools(&request.params, revision)?;
+                Ok(cacheable(result, self.list_ttl_ms(), LIST_CACHE_SCOPE))
             }
             "tools/call" => {
                 self.host.ready().await;
                 let call = ToolCall::from_params(request.params)?;
                 // Asks are answered from the call's own params (and its
-                // state), declared in its `_meta` (checked by `Era::of`: an
-                // object).
-                let declared = call
-                    .params
-                    .get("_meta")
-                    .and_then(|meta| meta.get(META_CLIENT_CAPABILITIES))
-                    .map(Declared::from_json)
-                    .unwrap_or_default();
-                let client = Arc::new(StatelessClient::for_call(
+                // state).
+                let client = self.stateless_client(
                     &call.params,
-                    declared,
-                    &call.name,
+                    Subject::Tool(&call.name),
                     &call.arguments,
-                    self.options.state_key.clone(),
-                    self.options.state_ttl,
-                )?);
+                )?;
                 let log_level = Arc::new(AtomicU8::new(log_level.map_or(LOGGING_OFF, |l| l as u8)));
                 let output = self
                     .call_tool(call, revision, log_level, reply, client.clone())
@@ -741,11 +1024,80 @@ impl<H: ToolHost> Session<H> {
                     None => Ok(shape::call_result_json(&output, revision)),
                 }
             }
-            method @ ("ping" | "logging/setLevel") => Err(RpcError::new(
+            method @ ("ping"
+            | "logging/setLevel"
+            | "resources/subscribe"
+            | "resources/unsubscribe") => Err(RpcError::new(
                 jsonrpc::code::METHOD_NOT_FOUND,
                 format!("Method not found: {method} is not part of protocol revision {revision}"),
             )),
+            method if is_offered_method(method) => {
+                self.host.ready().await;
+                if !offers_method(self.host.offers(), method) {
+                    return Err(RpcError::method_not_found(method));
+                }
+                let log_level = Arc::new(AtomicU8::new(log_level.map_or(LOGGING_OFF, |l| l as u8)));
+                let params = request.params;
+                match method {
+                    "resources/read" => {
+                        let uri = params::uri(&params, method)?;
+                        let client =
+                            self.stateless_client(&params, Subject::Resource(&uri), &Map::new())?;
+                        let read = self
+                            .read(&uri, &params, revision, log_level, reply, client.clone())
+                            .await;
+                        // A read that asked what the client must answer
+                        // first ends with that, whatever the plugin did after.
+                        match client.outcome() {
+                            Some(outcome) => outcome.into_answer(),
+                            None => read
+                                .map(|items| {
+                                    let result = shape::read_result_json(&items);
+                                    cacheable(result, READ_TTL_MS, READ_CACHE_SCOPE)
+                                })
+                                .map_err(|error| read_error(error, &uri, revision)),
+                        }
+                    }
+                    "prompts/get" => {
+                        let get = PromptGet::from_params(params)?;
+                        self.check_prompt(&get)?;
+                        let client = self.stateless_client(
+                            &get.params,
+                            Subject::Prompt(&get.name),
+                            &get.arguments_json,
+                        )?;
+                        let output = self
+                            .get_prompt(&get, revision, log_level, reply, client.clone())
+                            .await;
+                        match client.outcome() {
+                            Some(outcome) => outcome.into_answer(),
+                            None => output
+                                .map(|output| shape::prompt_result_json(&output, revision))
+                                .map_err(|error| self.prompt_error(error, &get.name)),
+                        }
+                    }
+                    "completion/complete" => {
+                        self.serve_asking_nothing(method, &params, revision, log_level, reply)
+                            .await
+                    }
+                    list => {
+                        let result = self
+                            .serve_asking_nothing(list, &params, revision, log_level, reply)
+                            .await?;
+                        Ok(cacheable(result, self.list_ttl_ms(), LIST_CACHE_SCOPE))
+                    }
+                }
+            }
             method => Err(RpcError::method_not_found(method)),
+        }
+    }
+
+    /// How long a client may cache a list: see [`LIST_TTL_MS_WATCHING`].
+    fn list_ttl_ms(&self) -> u64 {
+        if self.options.list_changed {
+            LIST_TTL_MS_WATCHING
+        } else {
+            LIST_TTL_MS_FIXED
         }
     }
 
@@ -756,10 +1108,7 @@ impl<H: ToolHost> Session<H> {
         let supported: Vec<&str> = Revision::STATELESS.iter().map(|r| r.as_str()).collect();
         json!({
             "supportedVersions": supported,
-            "capabilities": {
-                "tools": { "listChanged": self.options.list_changed },
-                "logging": {},
-            },
+            "capabilities": self.capabilities(self.host.offers(), Revision::V2026_07_28),
             "serverInfo": server_info(),
             // A cacheable result (the MUST of DiscoverResult).
             "ttlMs": DISCOVER_TTL_MS,
@@ -771,35 +1120,63 @@ impl<H: ToolHost> Session<H> {
     /// the client cancels it (its work dropped, unanswered) or the session
     /// ends it: then the stream is told, and its completion result (to be
     /// marked complete) is returned.
-    async fn listen(&self, request: Request, reply: Outbox) -> Value {
+    async fn listen(&self, request: Request, reply: Outbox) -> Result<Value, RpcError> {
         let params = &request.params;
-        let tools_list_changed = params
-            .get("notifications")
-            .and_then(|n| n.get("toolsListChanged"))
-            .or_else(|| params.get("toolsListChanged"))
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+        let filter = params.get("notifications").and_then(Value::as_object);
+        let asked = |key: &str| {
+            filter
+                .and_then(|filter| filter.get(key))
+                .or_else(|| params.get(key))
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+        };
+        let uris = params::subscriptions(
+            filter
+                .and_then(|filter| filter.get("resourceSubscriptions"))
+                .or_else(|| params.get("resourceSubscriptions")),
+        )?;
+        // What is honoured depends on what is offered, known once ready.
+        self.host.ready().await;
+        let offers = self.host.offers();
+        let watching = self.options.list_changed;
+        let listener = Listener {
+            id: request.id.clone(),
+            tools_list_changed: asked("toolsListChanged") && watching,
+            resources_list_changed: asked("resourcesListChanged") && watching && offers.resources,
+            prompts_list_changed: asked("promptsListChanged") && watching && offers.prompts,
+            resource_subscriptions: if offers.resources {
+                uris
+            } else {
+                BTreeSet::new()
+            },
+            reply: reply.clone(),
+        };
+        // The acknowledgement states the filter the server honours: list
+        // changes when asked for, offered, and the server watches its
+        // folder; the resources asked for when it serves resources.
+        let mut honoured = Map::new();
+        for (key, honours) in [
+            ("toolsListChanged", listener.tools_list_changed),
+            ("promptsListChanged", listener.prompts_list_changed),
+            ("resourcesListChanged", listener.resources_list_changed),
+        ] {
+            if honours {
+                honoured.insert(key.into(), true.into());
+            }
+        }
+        if !listener.resource_subscriptions.is_empty() {
+            honoured.insert(
+                "resourceSubscriptions".into(),
+                json!(listener.resource_subscriptions),
+            );
+        }
         let key = request.id.to_string();
         // Registered before the acknowledgement, so that no change after it is missed.
-        self.listeners.lock().unwrap().insert(
-            key.clone(),
-            Listener {
-                id: request.id.clone(),
-                tools_list_changed,
-                reply: reply.clone(),
-            },
-        );
+        self.listeners.lock().unwrap().insert(key.clone(), listener);
         let _registered = Deregister {
             listeners: &self.listeners,
             key,
         };
-        // The acknowledgement states the filter the server honours: tool
-        // list changes when asked for and the server watches its folder;
-        // it offers no other subscription.
-        let mut honoured = Map::new();
-        if tools_list_changed && self.options.list_changed {
-            honoured.insert("toolsListChanged".into(), true.into());
-        }
         reply(jsonrpc::notification(
             "notifications/subscriptions/acknowledged",
             Some(json!({
@@ -821,7 +1198,7 @@ impl<H: ToolHost> Session<H> {
                 "_meta": { META_SUBSCRIPTION_ID: request.id },
             })),
         ));
-        json!({ "_meta": { META_SUBSCRIPTION_ID: request.id } })
+        Ok(json!({ "_meta": { META_SUBSCRIPTION_ID: request.id } }))
     }
 
     fn list_tools(
@@ -829,28 +1206,14 @@ impl<H: ToolHost> Session<H> {
         params: &Map<String, Value>,
         revision: Revision,
     ) -> Result<Value, RpcError> {
-        let tools = self.host.tools();
-        let start = match params.get("cursor") {
-            None | Some(Value::Null) => 0,
-            Some(Value::String(cursor)) => decode_cursor(cursor)
-                .filter(|&offset| offset <= tools.len())
-                .ok_or_else(|| RpcError::invalid_params(format!("Invalid cursor: {cursor}")))?,
-            Some(_) => {
-                return Err(RpcError::invalid_params(
-                    "Invalid params: `cursor` must be a string",
-                ));
-            }
-        };
-        let end = page_end(&tools, start, self.options.page_size.max(1));
-        let page: Vec<Value> = tools[start..end]
-            .iter()
-            .map(|tool| shape::tool_json(tool, revision))
-            .collect();
-        let mut result = json!({ "tools": page });
-        if end < tools.len() {
-            result["nextCursor"] = encode_cursor(end).into();
-        }
-        Ok(result)
+        list_page(
+            &self.host.tools(),
+            params,
+            "tools",
+            self.options.page_size,
+            |tool| tool.held_bytes,
+            |tool| shape::tool_json(tool, revision),
+        )
     }
 
     /// Runs `call` in either era: its events go to `reply` (log messages at
@@ -870,16 +1233,7 @@ impl<H: ToolHost> Session<H> {
             arguments,
             params,
         } = call;
-        let progress_token = params
-            .get("_meta")
-            .and_then(|meta| meta.get("progressToken"))
-            .filter(|token| token.is_string() || token.is_number())
-            .cloned();
-        let events = event_sink(reply, progress_token, &name, revision, log_level);
-        let context = CallContext {
-            events: Some(events),
-            client: Some(client),
-        };
+        let context = self.call_context(&params, &name, revision, log_level, reply, Some(client));
         self.host
             .call(&name, arguments, context)
             .await
@@ -991,16 +1345,45 @@ fn event_sink(
 async fn follow_host<H: ToolHost>(session: Weak<Session<H>>, mut events: HostEvents) {
     // Only changes from now on are news to this session.
     events.tools_changed.borrow_and_update();
+    events.resources_changed.borrow_and_update();
+    events.prompts_changed.borrow_and_update();
     let (mut tools_open, mut logs_open) = (true, true);
+    let (mut resources_open, mut prompts_open, mut updates_open) = (true, true, true);
     loop {
         tokio::select! {
             changed = events.tools_changed.changed(), if tools_open => match changed {
                 Ok(()) => {
                     events.tools_changed.borrow_and_update();
                     let Some(session) = session.upgrade() else { return };
-                    session.tools_changed();
+                    session.list_changed(List::Tools);
                 }
                 Err(_) => tools_open = false,
+            },
+            changed = events.resources_changed.changed(), if resources_open => match changed {
+                Ok(()) => {
+                    events.resources_changed.borrow_and_update();
+                    let Some(session) = session.upgrade() else { return };
+                    session.list_changed(List::Resources);
+                }
+                Err(_) => resources_open = false,
+            },
+            changed = events.prompts_changed.changed(), if prompts_open => match changed {
+                Ok(()) => {
+                    events.prompts_changed.borrow_and_update();
+                    let Some(session) = session.upgrade() else { return };
+                    session.list_changed(List::Prompts);
+                }
+                Err(_) => prompts_open = false,
+            },
+            updated = events.resource_updated.recv(), if updates_open => match updated {
+                Ok(uri) => {
+                    let Some(session) = session.upgrade() else { return };
+                    session.resource_updated(&uri);
+                }
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::debug!("{missed} resource update(s) not passed on to the client");
+                }
+                Err(broadcast::error::RecvError::Closed) => updates_open = false,
             },
             log = events.logs.recv(), if logs_open => match log {
                 Ok(log) => {
@@ -1017,30 +1400,74 @@ async fn follow_host<H: ToolHost>(session: Weak<Session<H>>, mut events: HostEve
     }
 }
 
+/// A list whose changes clients hear of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum List {
+    Tools,
+    Resources,
+    Prompts,
+}
+
+impl List {
+    fn notification(self) -> &'static str {
+        match self {
+            List::Tools => "notifications/tools/list_changed",
+            List::Resources => "notifications/resources/list_changed",
+            List::Prompts => "notifications/prompts/list_changed",
+        }
+    }
+}
+
 impl<H: ToolHost> Session<H> {
-    /// `notifications/tools/list_changed`, when the capability was declared:
-    /// plain to an initialized (legacy) client, and tagged with its
-    /// subscription id to every open listen stream that asked for it.
-    fn tools_changed(&self) {
+    /// `notifications/*/list_changed` for `list`, when the capability was
+    /// declared: plain to an initialized (legacy) client whose `initialize`
+    /// declared the list (tools always are), and tagged with its
+    /// subscription id to every open listen stream that asked for it and
+    /// was acknowledged.
+    fn list_changed(&self, list: List) {
         if !self.options.list_changed {
             return;
         }
-        if self.revision.lock().unwrap().is_some() {
-            tracing::debug!("telling the client that the tool list changed");
-            (self.notify)(jsonrpc::notification(
-                "notifications/tools/list_changed",
-                None,
-            ));
+        let method = list.notification();
+        let offered = *self.offered.lock().unwrap();
+        let declared = match list {
+            List::Tools => true,
+            List::Resources => offered.resources,
+            List::Prompts => offered.prompts,
+        };
+        if declared && self.revision.lock().unwrap().is_some() {
+            tracing::debug!("telling the client: {method}");
+            (self.notify)(jsonrpc::notification(method, None));
         }
         for listener in self.listeners.lock().unwrap().values() {
-            if listener.tools_list_changed {
-                tracing::debug!(
-                    "telling listen stream {} that the tool list changed",
-                    listener.id
-                );
+            let asked = match list {
+                List::Tools => listener.tools_list_changed,
+                List::Resources => listener.resources_list_changed,
+                List::Prompts => listener.prompts_list_changed,
+            };
+            if asked {
+                tracing::debug!("telling listen stream {}: {method}", listener.id);
                 (listener.reply)(jsonrpc::notification(
-                    "notifications/tools/list_changed",
+                    method,
                     Some(json!({ "_meta": { META_SUBSCRIPTION_ID: listener.id } })),
+                ));
+            }
+        }
+    }
+
+    /// `notifications/resources/updated` for `uri`: to the legacy client if
+    /// it subscribed to it, and tagged to every listen stream with it in
+    /// `resourceSubscriptions`.
+    fn resource_updated(&self, uri: &str) {
+        const METHOD: &str = "notifications/resources/updated";
+        if self.subscriptions.lock().unwrap().contains(uri) {
+            (self.notify)(jsonrpc::notification(METHOD, Some(json!({ "uri": uri }))));
+        }
+        for listener in self.listeners.lock().unwrap().values() {
+            if listener.resource_subscriptions.contains(uri) {
+                (listener.reply)(jsonrpc::notification(
+                    METHOD,
+                    Some(json!({ "uri": uri, "_meta": { META_SUBSCRIPTION_ID: listener.id } })),
                 ));
             }
         }
@@ -1150,19 +1577,117 @@ fn heap_bytes(value: &Value) -> usize {
 /// copied as JSON values, and several lists may be answered at once.
 const MAX_PAGE_BYTES: usize = 16 << 20;
 
-/// Where the page starting at `start` ends: after `page_size` tools, or
-/// before the tool that would take it past [`MAX_PAGE_BYTES`].
-fn page_end(tools: &[ToolDef], start: usize, page_size: usize) -> usize {
+/// Where the page starting at `start` ends: after `page_size` items, or
+/// before the item that would take it past [`MAX_PAGE_BYTES`] (each
+/// holding `held_bytes`).
+fn page_end<T>(
+    items: &[T],
+    start: usize,
+    page_size: usize,
+    held_bytes: impl Fn(&T) -> usize,
+) -> usize {
     let mut held = 0usize;
     let mut end = start;
-    for tool in tools[start..].iter().take(page_size) {
-        held = held.saturating_add(tool.held_bytes);
+    for item in items[start..].iter().take(page_size) {
+        held = held.saturating_add(held_bytes(item));
         if held > MAX_PAGE_BYTES && end > start {
             break;
         }
         end += 1;
     }
     end
+}
+
+/// The page of `items` that `params`' cursor asks for, as a list result
+/// whose array is `key` (`tools`, `resources`, ...): at most `page_size`
+/// items and [`MAX_PAGE_BYTES`] of them (each holding `held_bytes`), each
+/// shaped by `shape`, and `nextCursor` when more follow.
+fn list_page<T>(
+    items: &[T],
+    params: &Map<String, Value>,
+    key: &str,
+    page_size: usize,
+    held_bytes: impl Fn(&T) -> usize,
+    shape: impl Fn(&T) -> Value,
+) -> Result<Value, RpcError> {
+    let start = match params.get("cursor") {
+        None | Some(Value::Null) => 0,
+        Some(Value::String(cursor)) => decode_cursor(cursor)
+            .filter(|&offset| offset <= items.len())
+            .ok_or_else(|| RpcError::invalid_params(format!("Invalid cursor: {cursor}")))?,
+        Some(_) => {
+            return Err(RpcError::invalid_params(
+                "Invalid params: `cursor` must be a string",
+            ));
+        }
+    };
+    let end = page_end(items, start, page_size.max(1), held_bytes);
+    let page: Vec<Value> = items[start..end].iter().map(shape).collect();
+    let mut result = Map::new();
+    result.insert(key.into(), page.into());
+    if end < items.len() {
+        result.insert("nextCursor".into(), encode_cursor(end).into());
+    }
+    Ok(Value::Object(result))
+}
+
+/// `result` as a 2026-07-28 `CacheableResult`: fresh for `ttl_ms`, shared
+/// as `scope` says.
+fn cacheable(mut result: Value, ttl_ms: u64, scope: &str) -> Value {
+    result["ttlMs"] = ttl_ms.into();
+    result["cacheScope"] = scope.into();
+    result
+}
+
+/// Whether `method` belongs to resources, prompts or completion: served
+/// only when the host offers them.
+fn is_offered_method(method: &str) -> bool {
+    matches!(
+        method,
+        "resources/list"
+            | "resources/templates/list"
+            | "resources/read"
+            | "resources/subscribe"
+            | "resources/unsubscribe"
+            | "prompts/list"
+            | "prompts/get"
+            | "completion/complete"
+    )
+}
+
+/// Whether the capability of `method` (one of [`is_offered_method`]) is
+/// offered: a method of a capability not declared is not found, as the
+/// official SDKs answer it.
+fn offers_method(offers: Offers, method: &str) -> bool {
+    match method.split('/').next() {
+        Some("resources") => offers.resources,
+        Some("prompts") => offers.prompts,
+        Some("completion") => offers.completions,
+        _ => true,
+    }
+}
+
+/// The JSON-RPC error for a read that failed: not found as the revision
+/// has it, or an internal error saying why.
+fn read_error(error: ReadError, uri: &str, revision: Revision) -> RpcError {
+    match error {
+        ReadError::NotFound => params::resource_not_found(uri, revision),
+        ReadError::Failed(message) => internal_error(&message),
+    }
+}
+
+/// An internal error (-32603) with `message`: a plugin that failed.
+fn internal_error(message: &str) -> RpcError {
+    RpcError::new(
+        jsonrpc::code::INTERNAL_ERROR,
+        format!("Internal error: {message}"),
+    )
+}
+
+/// As [`unknown_tool`], for a prompt.
+fn unknown_prompt(name: &str, served: &[corral_tool::PromptDef]) -> String {
+    let hint = corral_tool::unknown_name_hint("prompt", name, served.iter().map(|p| &*p.name));
+    format!("Unknown prompt: {name}{hint}")
 }
 
 fn encode_cursor(offset: usize) -> String {
@@ -1181,7 +1706,7 @@ fn decode_cursor(cursor: &str) -> Option<usize> {
 /// The error for a tool that is not served: with the served names close to
 /// it, so that a model that used a plugin's own name for a renamed tool, or
 /// mistyped one, can retry with the right one.
-fn unknown_tool(name: &str, served: &[ToolDef]) -> String {
+fn unknown_tool(name: &str, served: &[corral_tool::ToolDef]) -> String {
     let hint = corral_tool::unknown_tool_hint(name, served.iter().map(|tool| &*tool.name));
     format!("Unknown tool: {name}{hint}")
 }
@@ -1189,6 +1714,7 @@ fn unknown_tool(name: &str, served: &[ToolDef]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use corral_tool::ToolDef;
 
     fn tool(held_bytes: usize) -> ToolDef {
         ToolDef {
@@ -1218,15 +1744,19 @@ mod tests {
         assert!(heap_bytes(&objects) > 1000 * 11 * 56);
     }
 
+    fn held(tool: &ToolDef) -> usize {
+        tool.held_bytes
+    }
+
     #[test]
     fn a_page_ends_at_its_size_or_its_memory_budget_with_at_least_one_tool() {
         let small: Vec<_> = (0..10).map(|_| tool(1)).collect();
-        assert_eq!(page_end(&small, 0, 4), 4);
-        assert_eq!(page_end(&small, 8, 4), 10);
+        assert_eq!(page_end(&small, 0, 4, held), 4);
+        assert_eq!(page_end(&small, 8, 4, held), 10);
         let large: Vec<_> = (0..10).map(|_| tool(MAX_PAGE_BYTES / 3)).collect();
-        assert_eq!(page_end(&large, 0, 500), 3);
-        assert_eq!(page_end(&large, 9, 500), 10);
+        assert_eq!(page_end(&large, 0, 500, held), 3);
+        assert_eq!(page_end(&large, 9, 500, held), 10);
         let huge: Vec<_> = (0..2).map(|_| tool(MAX_PAGE_BYTES * 2)).collect();
-        assert_eq!(page_end(&huge, 0, 500), 1);
+        assert_eq!(page_end(&huge, 0, 500, held), 1);
     }
 }

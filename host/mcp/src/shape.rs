@@ -1,4 +1,5 @@
-//! Shaping tools and call results into JSON for a protocol revision.
+//! Shaping tools, resources, prompts and their results into JSON for a
+//! protocol revision.
 //!
 //! A client never receives a field its revision does not define: no `title`,
 //! `outputSchema`, `structuredContent` or `resource_link` before 2025-06-18,
@@ -20,16 +21,21 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Value, json};
 
 use super::Revision;
-use corral_tool::{Annotations, CallOutput, Content, ResourceContents, ToolDef};
+use corral_tool::{
+    Annotations, CallOutput, Completions, Content, Icon, PromptDef, PromptOutput, ResourceContents,
+    ResourceDef, ResourceItem, ResourceTemplateDef, ToolDef,
+};
 
 /// A tool definition (MCP `Tool`) for `revision`.
 pub fn tool_json(tool: &ToolDef, revision: Revision) -> Value {
     let mut out = Map::new();
-    out.insert("name".into(), tool.name.clone().into());
-    if revision.has_structured_output() {
-        insert_opt(&mut out, "title", &tool.title);
-    }
-    insert_opt(&mut out, "description", &tool.description);
+    insert_names(
+        &mut out,
+        &tool.name,
+        &tool.title,
+        &tool.description,
+        revision,
+    );
     out.insert("inputSchema".into(), tool.input_schema.clone());
     if revision.has_structured_output()
         && let Some(schema) = &tool.output_schema
@@ -49,23 +55,7 @@ pub fn tool_json(tool: &ToolDef, revision: Revision) -> Value {
             out.insert("annotations".into(), annotations.into());
         }
     }
-    if revision.has_icons() && !tool.icons.is_empty() {
-        let icons = tool
-            .icons
-            .iter()
-            .map(|icon| {
-                let mut i = Map::new();
-                i.insert("src".into(), icon.src.clone().into());
-                insert_opt(&mut i, "mimeType", &icon.mime_type);
-                if !icon.sizes.is_empty() {
-                    i.insert("sizes".into(), icon.sizes.clone().into());
-                }
-                insert_opt(&mut i, "theme", &icon.theme);
-                Value::Object(i)
-            })
-            .collect::<Vec<_>>();
-        out.insert("icons".into(), icons.into());
-    }
+    insert_icons(&mut out, &tool.icons, revision);
     if revision.has_task_support()
         && let Some(task_support) = tool.task_support
     {
@@ -194,17 +184,11 @@ fn content_json(item: &Content, revision: Revision) -> Value {
             contents,
             annotations,
         } => {
-            let mut resource = Map::new();
-            resource.insert("uri".into(), uri.clone().into());
-            insert_opt(&mut resource, "mimeType", mime_type);
-            match contents {
-                ResourceContents::Text(text) => resource.insert("text".into(), text.clone().into()),
-                ResourceContents::Blob(blob) => {
-                    resource.insert("blob".into(), BASE64.encode(blob).into())
-                }
-            };
             out.insert("type".into(), "resource".into());
-            out.insert("resource".into(), resource.into());
+            out.insert(
+                "resource".into(),
+                resource_contents_json(uri, mime_type, contents),
+            );
             annotations
         }
     };
@@ -212,6 +196,176 @@ fn content_json(item: &Content, revision: Revision) -> Value {
         out.insert("annotations".into(), annotations);
     }
     Value::Object(out)
+}
+
+/// `icons`, from 2025-11-25 on, when there are any.
+fn insert_icons(out: &mut Map<String, Value>, icons: &[Icon], revision: Revision) {
+    if !revision.has_icons() || icons.is_empty() {
+        return;
+    }
+    let icons = icons
+        .iter()
+        .map(|icon| {
+            let mut i = Map::new();
+            i.insert("src".into(), icon.src.clone().into());
+            insert_opt(&mut i, "mimeType", &icon.mime_type);
+            if !icon.sizes.is_empty() {
+                i.insert("sizes".into(), icon.sizes.clone().into());
+            }
+            insert_opt(&mut i, "theme", &icon.theme);
+            Value::Object(i)
+        })
+        .collect::<Vec<_>>();
+    out.insert("icons".into(), icons.into());
+}
+
+/// `name`, then `title` from 2025-06-18 on, then `description`: what
+/// tools, resources, templates and prompts all begin with.
+fn insert_names(
+    out: &mut Map<String, Value>,
+    name: &str,
+    title: &Option<String>,
+    description: &Option<String>,
+    revision: Revision,
+) {
+    out.insert("name".into(), name.into());
+    if revision.has_structured_output() {
+        insert_opt(out, "title", title);
+    }
+    insert_opt(out, "description", description);
+}
+
+/// A resource (MCP `Resource`) for `revision`.
+pub fn resource_json(resource: &ResourceDef, revision: Revision) -> Value {
+    let mut out = Map::new();
+    out.insert("uri".into(), resource.uri.clone().into());
+    insert_names(
+        &mut out,
+        &resource.name,
+        &resource.title,
+        &resource.description,
+        revision,
+    );
+    insert_opt(&mut out, "mimeType", &resource.mime_type);
+    insert_opt(&mut out, "size", &resource.size);
+    if let Some(annotations) = annotations_json(resource.annotations.as_ref(), revision) {
+        out.insert("annotations".into(), annotations);
+    }
+    insert_icons(&mut out, &resource.icons, revision);
+    Value::Object(out)
+}
+
+/// A resource template (MCP `ResourceTemplate`) for `revision`.
+pub fn resource_template_json(template: &ResourceTemplateDef, revision: Revision) -> Value {
+    let mut out = Map::new();
+    out.insert("uriTemplate".into(), template.uri_template.clone().into());
+    insert_names(
+        &mut out,
+        &template.name,
+        &template.title,
+        &template.description,
+        revision,
+    );
+    insert_opt(&mut out, "mimeType", &template.mime_type);
+    if let Some(annotations) = annotations_json(template.annotations.as_ref(), revision) {
+        out.insert("annotations".into(), annotations);
+    }
+    insert_icons(&mut out, &template.icons, revision);
+    Value::Object(out)
+}
+
+/// A prompt (MCP `Prompt`) for `revision`.
+pub fn prompt_json(prompt: &PromptDef, revision: Revision) -> Value {
+    let mut out = Map::new();
+    insert_names(
+        &mut out,
+        &prompt.name,
+        &prompt.title,
+        &prompt.description,
+        revision,
+    );
+    if !prompt.arguments.is_empty() {
+        let arguments: Vec<Value> = prompt
+            .arguments
+            .iter()
+            .map(|argument| {
+                let mut a = Map::new();
+                insert_names(
+                    &mut a,
+                    &argument.name,
+                    &argument.title,
+                    &argument.description,
+                    revision,
+                );
+                a.insert("required".into(), argument.required.into());
+                Value::Object(a)
+            })
+            .collect();
+        out.insert("arguments".into(), arguments.into());
+    }
+    insert_icons(&mut out, &prompt.icons, revision);
+    Value::Object(out)
+}
+
+/// What a read returns (MCP `ReadResourceResult`): each item text or a
+/// base64 blob.
+pub fn read_result_json(items: &[ResourceItem]) -> Value {
+    let contents: Vec<Value> = items
+        .iter()
+        .map(|item| resource_contents_json(&item.uri, &item.mime_type, &item.contents))
+        .collect();
+    json!({ "contents": contents })
+}
+
+/// What `prompts/get` returns (MCP `GetPromptResult`) for `revision`: each
+/// message's content shaped as a tool result's is (what the revision lacks
+/// becomes text).
+pub fn prompt_result_json(output: &PromptOutput, revision: Revision) -> Value {
+    let messages: Vec<Value> = output
+        .messages
+        .iter()
+        .map(|message| {
+            json!({
+                "role": message.role.as_str(),
+                "content": content_json(&message.content, revision),
+            })
+        })
+        .collect();
+    let mut out = Map::new();
+    insert_opt(&mut out, "description", &output.description);
+    out.insert("messages".into(), messages.into());
+    Value::Object(out)
+}
+
+/// What `completion/complete` returns (MCP `CompleteResult`), at most
+/// [`corral_tool::MAX_COMPLETION_VALUES`] values: more are cut, and then
+/// `hasMore` says so.
+pub fn completion_json(completions: &Completions) -> Value {
+    let max = corral_tool::MAX_COMPLETION_VALUES;
+    let values = &completions.values[..completions.values.len().min(max)];
+    let mut completion = Map::new();
+    completion.insert("values".into(), values.to_vec().into());
+    insert_opt(&mut completion, "total", &completions.total);
+    let has_more = completions.has_more || completions.values.len() > max;
+    completion.insert("hasMore".into(), has_more.into());
+    json!({ "completion": completion })
+}
+
+/// A resource's contents (MCP `TextResourceContents` or
+/// `BlobResourceContents`).
+fn resource_contents_json(
+    uri: &str,
+    mime_type: &Option<String>,
+    contents: &ResourceContents,
+) -> Value {
+    let mut resource = Map::new();
+    resource.insert("uri".into(), uri.into());
+    insert_opt(&mut resource, "mimeType", mime_type);
+    match contents {
+        ResourceContents::Text(text) => resource.insert("text".into(), text.clone().into()),
+        ResourceContents::Blob(blob) => resource.insert("blob".into(), BASE64.encode(blob).into()),
+    };
+    Value::Object(resource)
 }
 
 fn annotations_json(annotations: Option<&Annotations>, revision: Revision) -> Option<Value> {

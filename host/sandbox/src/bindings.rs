@@ -11,10 +11,11 @@
 //! its own name). The `tools` records of each version (identical, but
 //! generated apart because they are exports) are converted to the 0.1.0
 //! ones here, so that the rest of the sandbox (metadata and output checks)
-//! sees one type whichever version a plugin targets. So far each version
-//! only added imports (0.2.0 `client`, 0.3.0 `host.tools-changed`); an
-//! export added to 0.3.0 before its release (resources, prompts) gets its
-//! calls on [`PluginPre::V0_3`] only.
+//! sees one type whichever version a plugin targets. 0.2.0 added an import
+//! (`client`); 0.3.0 added `host` imports and the optional exports
+//! `resources`, `prompts` and `completion`: a 0.3.0 component may export
+//! any of those and `tools`, and each is looked up on its own
+//! ([`Exports03`]), so that what it exports decides what it offers.
 //!
 //! Exports are called asynchronously so that a call can be timed out or
 //! cancelled by dropping its future (the store yields at every epoch tick).
@@ -23,6 +24,7 @@
 //! protocol layer will answer for (see `ask`).
 
 use std::fmt;
+use std::sync::Arc;
 
 use wasmtime::Engine;
 use wasmtime::component::Component;
@@ -48,11 +50,14 @@ pub mod v0_2 {
     });
 }
 
-/// Contract 0.3.0: 0.2.0 plus `host.tools-changed` (unreleased: it may
-/// still grow).
+/// Contract 0.3.0: 0.2.0 plus the `host` imports `tools-changed`,
+/// `resources-changed`, `prompts-changed` and `resource-updated`, and the
+/// optional exports `resources`, `prompts` and `completion`. Bound as the
+/// world that exports everything (`plugin-full`), but never instantiated
+/// as that world: each export is looked up on its own ([`Exports03`]).
 pub mod v0_3 {
     wasmtime::component::bindgen!({
-        world: "plugin",
+        world: "plugin-full",
         path: "../../wit",
         exports: { default: async },
         with: {
@@ -65,6 +70,7 @@ pub mod v0_3 {
 pub use self::v0_1::corral::plugin::types;
 pub use self::v0_1::exports::corral::plugin::tools;
 pub use self::v0_2::corral::plugin::client;
+pub use self::v0_3::corral::plugin::icons as icons03;
 
 /// The contract versions the host serves, oldest first.
 pub const SUPPORTED: [Contract; 3] = [Contract::V0_1, Contract::V0_2, Contract::V0_3];
@@ -93,7 +99,9 @@ impl Contract {
     }
 
     /// The version `component` targets: the one whose `tools` interface it
-    /// exports (the newest, should it export several).
+    /// exports (the newest, should it export several); or 0.3.0 when it
+    /// exports 0.3.0's `resources` or `prompts`, which a plugin may export
+    /// instead of `tools`.
     pub fn of(engine: &Engine, component: &Component) -> Result<Contract, UnknownContract> {
         let ty = component.component_type();
         let exports: Vec<String> = ty
@@ -101,6 +109,14 @@ impl Contract {
             .filter(|(_, item)| matches!(item.ty, ComponentItem::ComponentInstance(_)))
             .map(|(name, _)| name.to_owned())
             .collect();
+        let offers_03 = ["resources", "prompts"].iter().any(|name| {
+            exports
+                .iter()
+                .any(|e| *e == format!("corral:plugin/{name}@0.3.0"))
+        });
+        if offers_03 {
+            return Ok(Contract::V0_3);
+        }
         SUPPORTED
             .iter()
             .rev()
@@ -134,7 +150,7 @@ impl fmt::Display for UnknownContract {
         match self.tools.as_slice() {
             [] => write!(
                 f,
-                "it exports no `corral:plugin/tools` interface: a plugin exports {} (build it against wit/plugin.wit)",
+                "it exports no `corral:plugin/tools` interface: a plugin exports {}, or corral:plugin/resources@0.3.0 or corral:plugin/prompts@0.3.0 (build it against wit/plugin.wit)",
                 supported.join(" or ")
             ),
             found => write!(
@@ -212,11 +228,118 @@ macro_rules! later_call {
     }};
 }
 
+use self::v0_3::exports::corral::plugin::tools as tools03;
+pub use self::v0_3::exports::corral::plugin::{completion, prompts, resources};
+
+/// Which of the interfaces a plugin may export a component exports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Exports {
+    pub tools: bool,
+    pub resources: bool,
+    pub prompts: bool,
+    pub completion: bool,
+}
+
+/// A 0.3.0 component's imports resolved once, and each export it has
+/// looked up on its own: a component may export any of them.
+pub struct Exports03<T: 'static> {
+    pre: wasmtime::component::InstancePre<T>,
+    tools: Option<tools03::GuestIndices>,
+    resources: Option<resources::GuestIndices>,
+    prompts: Option<prompts::GuestIndices>,
+    completion: Option<completion::GuestIndices>,
+}
+
+impl<T: 'static> Exports03<T> {
+    /// Looks up each export of `pre`; an export that is missing is absent,
+    /// one that is there but does not type-check fails.
+    pub fn new(pre: wasmtime::component::InstancePre<T>) -> wasmtime::Result<Self> {
+        let has = |name: &str| {
+            pre.component()
+                .get_export_index(None, format!("corral:plugin/{name}@0.3.0"))
+                .is_some()
+        };
+        let (tools, resources, prompts, completion) = (
+            has("tools"),
+            has("resources"),
+            has("prompts"),
+            has("completion"),
+        );
+        Ok(Exports03 {
+            tools: tools
+                .then(|| tools03::GuestIndices::new(&pre))
+                .transpose()?,
+            resources: resources
+                .then(|| resources::GuestIndices::new(&pre))
+                .transpose()?,
+            prompts: prompts
+                .then(|| prompts::GuestIndices::new(&pre))
+                .transpose()?,
+            completion: completion
+                .then(|| completion::GuestIndices::new(&pre))
+                .transpose()?,
+            pre,
+        })
+    }
+}
+
+/// One call into a plugin: what to call, with what.
+#[derive(Debug, Clone)]
+pub enum Request {
+    ListTools,
+    Call {
+        tool: String,
+        arguments: String,
+    },
+    ListResources,
+    Read {
+        uri: String,
+    },
+    ListPrompts,
+    Get {
+        name: String,
+        arguments: Vec<(String, String)>,
+    },
+    Complete {
+        reference: completion::Reference,
+        argument: String,
+        value: String,
+        context: Vec<(String, String)>,
+    },
+}
+
+impl Request {
+    /// What the request calls, for messages: `list` and `call` (the tools', named as before 0.3.0), `resources.list`, `resources.read`...
+    pub fn function(&self) -> &'static str {
+        match self {
+            Request::ListTools => "list",
+            Request::Call { .. } => "call",
+            Request::ListResources => "resources.list",
+            Request::Read { .. } => "resources.read",
+            Request::ListPrompts => "prompts.list",
+            Request::Get { .. } => "prompts.get",
+            Request::Complete { .. } => "completion.complete",
+        }
+    }
+}
+
+/// What a [`Request`] returned, of the same kind.
+#[derive(Debug)]
+pub enum Response {
+    Tools(Vec<tools::Tool>),
+    Called(tools::CallResult),
+    Resources(resources::Listing),
+    Read(Result<Vec<resources::Contents>, resources::ReadError>),
+    Prompts(Vec<prompts::Prompt>),
+    Got(Result<prompts::PromptResult, prompts::GetError>),
+    Completed(completion::Completions),
+}
+
 /// A component's imports resolved once, for the contract it targets.
 pub enum PluginPre<T: 'static> {
     V0_1(v0_1::PluginPre<T>),
     V0_2(v0_2::PluginPre<T>),
-    V0_3(v0_3::PluginPre<T>),
+    V0_3(Arc<Exports03<T>>),
 }
 
 impl<T: 'static> Clone for PluginPre<T> {
@@ -238,36 +361,187 @@ impl<T: Send + 'static> PluginPre<T> {
         }
     }
 
-    /// Instantiates the component and calls `list`.
-    pub async fn list(&self, store: &mut wasmtime::Store<T>) -> wasmtime::Result<Vec<tools::Tool>> {
+    /// Which interfaces the component exports (0.1.0 and 0.2.0: `tools`).
+    pub fn exports(&self) -> Exports {
         match self {
-            PluginPre::V0_1(pre) => {
-                let instance = pre.instantiate_async(&mut *store).await?;
-                instance.corral_plugin_tools().call_list(&mut *store).await
-            }
-            PluginPre::V0_2(pre) => later_list!(v0_2, pre, store),
-            PluginPre::V0_3(pre) => later_list!(v0_3, pre, store),
+            PluginPre::V0_1(_) | PluginPre::V0_2(_) => Exports {
+                tools: true,
+                ..Exports::default()
+            },
+            PluginPre::V0_3(pre) => Exports {
+                tools: pre.tools.is_some(),
+                resources: pre.resources.is_some(),
+                prompts: pre.prompts.is_some(),
+                completion: pre.completion.is_some(),
+            },
         }
     }
 
-    /// Instantiates the component and calls `call(tool, arguments)`.
-    pub async fn call(
+    /// Instantiates the component and makes `request`. A request of an
+    /// interface the component does not export answers as if it had
+    /// nothing (callers do not make those: see [`PluginPre::exports`]).
+    pub async fn invoke(
         &self,
         store: &mut wasmtime::Store<T>,
-        tool: &str,
-        arguments: &str,
-    ) -> wasmtime::Result<tools::CallResult> {
-        match self {
-            PluginPre::V0_1(pre) => {
+        request: Request,
+    ) -> wasmtime::Result<Response> {
+        match (self, request) {
+            (PluginPre::V0_1(pre), Request::ListTools) => {
                 let instance = pre.instantiate_async(&mut *store).await?;
-                instance
+                let tools = instance
                     .corral_plugin_tools()
-                    .call_call(&mut *store, tool, arguments)
-                    .await
+                    .call_list(&mut *store)
+                    .await?;
+                Ok(Response::Tools(tools))
             }
-            PluginPre::V0_2(pre) => later_call!(pre, store, tool, arguments),
-            PluginPre::V0_3(pre) => later_call!(pre, store, tool, arguments),
+            (PluginPre::V0_1(pre), Request::Call { tool, arguments }) => {
+                let instance = pre.instantiate_async(&mut *store).await?;
+                let result = instance
+                    .corral_plugin_tools()
+                    .call_call(&mut *store, &tool, &arguments)
+                    .await?;
+                Ok(Response::Called(result))
+            }
+            (PluginPre::V0_2(pre), Request::ListTools) => {
+                let tools: wasmtime::Result<Vec<tools::Tool>> = later_list!(v0_2, pre, store);
+                Ok(Response::Tools(tools?))
+            }
+            (PluginPre::V0_2(pre), Request::Call { tool, arguments }) => {
+                let result: wasmtime::Result<tools::CallResult> =
+                    later_call!(pre, store, &tool, &arguments);
+                Ok(Response::Called(result?))
+            }
+            (PluginPre::V0_3(pre), request) => pre.invoke(store, request).await,
+            (_, request) => Ok(Response::nothing(&request)),
         }
+    }
+}
+
+impl Response {
+    /// The answer of a plugin that does not export what `request` calls:
+    /// nothing to list, nothing found, nothing to suggest.
+    fn nothing(request: &Request) -> Response {
+        match request {
+            Request::ListTools => Response::Tools(Vec::new()),
+            Request::Call { .. } => Response::Called(tools::CallResult {
+                content: Vec::new(),
+                structured_content: None,
+                is_error: true,
+            }),
+            Request::ListResources => Response::Resources(resources::Listing {
+                resources: Vec::new(),
+                templates: Vec::new(),
+            }),
+            Request::Read { .. } => Response::Read(Err(resources::ReadError::NotFound)),
+            Request::ListPrompts => Response::Prompts(Vec::new()),
+            Request::Get { name, .. } => Response::Got(Err(prompts::GetError::InvalidArguments(
+                format!("no prompt `{name}`"),
+            ))),
+            Request::Complete { .. } => Response::Completed(completion::Completions {
+                values: Vec::new(),
+                total: None,
+                has_more: false,
+            }),
+        }
+    }
+}
+
+impl<T: Send + 'static> Exports03<T> {
+    async fn invoke(
+        &self,
+        store: &mut wasmtime::Store<T>,
+        request: Request,
+    ) -> wasmtime::Result<Response> {
+        let exported = match &request {
+            Request::ListTools | Request::Call { .. } => self.tools.is_some(),
+            Request::ListResources | Request::Read { .. } => self.resources.is_some(),
+            Request::ListPrompts | Request::Get { .. } => self.prompts.is_some(),
+            Request::Complete { .. } => self.completion.is_some(),
+        };
+        if !exported {
+            return Ok(Response::nothing(&request));
+        }
+        let instance = self.pre.instantiate_async(&mut *store).await?;
+        let store = &mut *store;
+        // Each lookup below is of an export found present above.
+        Ok(match request {
+            Request::ListTools => {
+                let guest = self
+                    .tools
+                    .as_ref()
+                    .expect("exported")
+                    .load(&mut *store, &instance)?;
+                let listed = guest.call_list(&mut *store).await?;
+                Response::Tools(
+                    listed
+                        .into_iter()
+                        .map(|tool| tool_from!(v0_3, tool))
+                        .collect(),
+                )
+            }
+            Request::Call { tool, arguments } => {
+                let guest = self
+                    .tools
+                    .as_ref()
+                    .expect("exported")
+                    .load(&mut *store, &instance)?;
+                let result = guest.call_call(&mut *store, &tool, &arguments).await?;
+                Response::Called(tools::CallResult {
+                    content: result.content,
+                    structured_content: result.structured_content,
+                    is_error: result.is_error,
+                })
+            }
+            Request::ListResources => {
+                let guest = self
+                    .resources
+                    .as_ref()
+                    .expect("exported")
+                    .load(&mut *store, &instance)?;
+                Response::Resources(guest.call_list(&mut *store).await?)
+            }
+            Request::Read { uri } => {
+                let guest = self
+                    .resources
+                    .as_ref()
+                    .expect("exported")
+                    .load(&mut *store, &instance)?;
+                Response::Read(guest.call_read(&mut *store, &uri).await?)
+            }
+            Request::ListPrompts => {
+                let guest = self
+                    .prompts
+                    .as_ref()
+                    .expect("exported")
+                    .load(&mut *store, &instance)?;
+                Response::Prompts(guest.call_list(&mut *store).await?)
+            }
+            Request::Get { name, arguments } => {
+                let guest = self
+                    .prompts
+                    .as_ref()
+                    .expect("exported")
+                    .load(&mut *store, &instance)?;
+                Response::Got(guest.call_get(&mut *store, &name, &arguments).await?)
+            }
+            Request::Complete {
+                reference,
+                argument,
+                value,
+                context,
+            } => {
+                let guest = self
+                    .completion
+                    .as_ref()
+                    .expect("exported")
+                    .load(&mut *store, &instance)?;
+                Response::Completed(
+                    guest
+                        .call_complete(&mut *store, &reference, &argument, &value, &context)
+                        .await?,
+                )
+            }
+        })
     }
 }
 
@@ -319,7 +593,7 @@ mod tests {
         let none = UnknownContract { tools: vec![] };
         assert_eq!(
             none.to_string(),
-            "it exports no `corral:plugin/tools` interface: a plugin exports corral:plugin/tools@0.1.0 or corral:plugin/tools@0.2.0 or corral:plugin/tools@0.3.0 (build it against wit/plugin.wit)"
+            "it exports no `corral:plugin/tools` interface: a plugin exports corral:plugin/tools@0.1.0 or corral:plugin/tools@0.2.0 or corral:plugin/tools@0.3.0, or corral:plugin/resources@0.3.0 or corral:plugin/prompts@0.3.0 (build it against wit/plugin.wit)"
         );
         let newer = UnknownContract {
             tools: vec!["corral:plugin/tools@0.4.0".into()],

@@ -11,7 +11,10 @@
 //! checks what came back (`output`); what the answer need not wait for
 //! follows it (`after_answer`). A plugin of contract 0.2.0 may ask the
 //! call's client for input while it runs (`ask`), and one of 0.3.0 may say
-//! that its tool list changed ([`changes`], then [`Plugin::relist`]);
+//! that its lists changed or its resources were updated ([`changes`], then
+//! [`Plugin::relist`]). A plugin of 0.3.0 may also export resources,
+//! templates and prompts (checked at load in `offerings`, templates parsed
+//! by [`uri_template`]), read, got and completed as tools are called;
 //! [`bindings`] serves every contract version. The results are `corral-tool` values:
 //! this crate knows nothing of the protocol that serves them.
 
@@ -22,6 +25,7 @@ pub mod cache;
 mod capture;
 pub mod changes;
 mod crash;
+mod function_cache;
 mod http;
 pub mod imports;
 pub mod limits;
@@ -30,6 +34,7 @@ pub mod memory;
 mod metadata;
 mod missing_grant;
 mod naming;
+mod offerings;
 mod output;
 pub mod plugin;
 mod quota;
@@ -37,6 +42,7 @@ pub mod sandbox;
 pub mod schema;
 pub mod state;
 pub mod units;
+pub mod uri_template;
 pub mod user_dirs;
 mod validation;
 
@@ -49,5 +55,8 @@ pub use limits::Limits;
 pub use manifest::{Manifest, ManifestError};
 pub use metadata::{is_valid_tool_name, printable};
 pub use naming::plugin_name;
+pub use offerings::{MAX_PROMPTS, MAX_RESOURCES, MAX_TEMPLATES, MAX_URI_BYTES};
 pub use plugin::{ComponentShape, Inspection, Plugin, PluginFiles, component_shape, inspect};
-pub use sandbox::{Failure, PLUGIN_TARGET, Sandbox, SandboxOptions, engine_config};
+pub use sandbox::{
+    Failure, MAX_UPDATED_PER_CALL, PLUGIN_TARGET, Sandbox, SandboxOptions, engine_config,
+};

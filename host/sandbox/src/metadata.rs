@@ -62,7 +62,17 @@ pub fn is_valid_tool_name(name: &str) -> bool {
 /// Validates every tool; the first problems found are returned together, so
 /// that a plugin author sees them all at once. `budget` is the most heap
 /// memory the checked tools may hold, in bytes.
+#[cfg(test)]
 pub fn check_tools(declared: Vec<tools::Tool>, budget: usize) -> Result<Vec<CheckedTool>, String> {
+    check_tools_held(declared, budget).map(|(tools, _)| tools)
+}
+
+/// As [`check_tools`], with the heap memory the checked tools hold, so
+/// that a plugin's other definitions count against the rest of the budget.
+pub fn check_tools_held(
+    declared: Vec<tools::Tool>,
+    budget: usize,
+) -> Result<(Vec<CheckedTool>, usize), String> {
     if declared.len() > MAX_TOOLS {
         return Err(format!(
             "declares {} tools; at most {MAX_TOOLS} are allowed",
@@ -100,7 +110,7 @@ pub fn check_tools(declared: Vec<tools::Tool>, budget: usize) -> Result<Vec<Chec
         checked.push(tool);
     }
     if problems.is_empty() {
-        Ok(checked)
+        Ok((checked, held))
     } else {
         Err(problems.join("; "))
     }
@@ -215,7 +225,7 @@ fn parse_schema(what: &str, text: &str) -> Result<(Value, Schema), String> {
     Ok((value, schema))
 }
 
-fn check_icon(icon: tools::Icon) -> Result<Icon, String> {
+pub(crate) fn check_icon(icon: tools::Icon) -> Result<Icon, String> {
     if icon.src.len() > MAX_ICON_SRC_BYTES {
         return Err(format!(
             "icon source is longer than {MAX_ICON_SRC_BYTES} bytes"

@@ -118,46 +118,51 @@ fn byte_offset(text: &str, line: usize, column: usize) -> usize {
 fn result_size(result: &tools::CallResult) -> usize {
     let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
     let content = result.content.iter().fold(0usize, |total, item| {
-        let size = match item {
-            types::Content::Text(t) => t
-                .text
-                .len()
-                .saturating_add(annotations_size(&t.annotations)),
-            types::Content::Image(b) | types::Content::Audio(b) => b
-                .data
-                .len()
-                .saturating_add(b.mime_type.len())
-                .saturating_add(annotations_size(&b.annotations)),
-            types::Content::ResourceLink(l) => [
-                l.uri.len(),
-                l.name.len(),
-                opt(&l.title),
-                opt(&l.description),
-                opt(&l.mime_type),
-                NUMBER_BYTES,
-                annotations_size(&l.annotations),
-            ]
-            .into_iter()
-            .fold(0, usize::saturating_add),
-            types::Content::EmbeddedResource(r) => [
-                r.uri.len(),
-                opt(&r.mime_type),
-                match &r.contents {
-                    types::ResourceContents::Text(t) => t.len(),
-                    types::ResourceContents::Blob(b) => b.len(),
-                },
-                annotations_size(&r.annotations),
-            ]
-            .into_iter()
-            .fold(0, usize::saturating_add),
-        };
-        total.saturating_add(size)
+        total.saturating_add(content_size(item))
     });
     content.saturating_add(opt(&result.structured_content))
 }
 
+/// Bytes of one content item (text, data, names, annotations), saturating.
+pub(crate) fn content_size(item: &types::Content) -> usize {
+    let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+    match item {
+        types::Content::Text(t) => t
+            .text
+            .len()
+            .saturating_add(annotations_size(&t.annotations)),
+        types::Content::Image(b) | types::Content::Audio(b) => b
+            .data
+            .len()
+            .saturating_add(b.mime_type.len())
+            .saturating_add(annotations_size(&b.annotations)),
+        types::Content::ResourceLink(l) => [
+            l.uri.len(),
+            l.name.len(),
+            opt(&l.title),
+            opt(&l.description),
+            opt(&l.mime_type),
+            NUMBER_BYTES,
+            annotations_size(&l.annotations),
+        ]
+        .into_iter()
+        .fold(0, usize::saturating_add),
+        types::Content::EmbeddedResource(r) => [
+            r.uri.len(),
+            opt(&r.mime_type),
+            match &r.contents {
+                types::ResourceContents::Text(t) => t.len(),
+                types::ResourceContents::Blob(b) => b.len(),
+            },
+            annotations_size(&r.annotations),
+        ]
+        .into_iter()
+        .fold(0, usize::saturating_add),
+    }
+}
+
 /// Bytes an item's annotations take on the wire, about.
-fn annotations_size(annotations: &Option<types::Annotations>) -> usize {
+pub(crate) fn annotations_size(annotations: &Option<types::Annotations>) -> usize {
     annotations.as_ref().map_or(0, |a| {
         a.audience
             .len()
@@ -167,7 +172,7 @@ fn annotations_size(annotations: &Option<types::Annotations>) -> usize {
     })
 }
 
-fn content(item: types::Content) -> Content {
+pub(crate) fn content(item: types::Content) -> Content {
     match item {
         types::Content::Text(t) => Content::Text {
             text: t.text,
@@ -204,7 +209,7 @@ fn content(item: types::Content) -> Content {
     }
 }
 
-fn annotations(a: types::Annotations) -> Annotations {
+pub(crate) fn annotations(a: types::Annotations) -> Annotations {
     Annotations {
         audience: a
             .audience

@@ -1,9 +1,11 @@
-//! Plugins: loading a component from a file and running its tools in the sandbox.
+//! Plugins: loading a component from a file and running its tools, reads,
+//! prompts and completions in the sandbox.
 //!
 //! Loading compiles the component once, resolves its imports once
-//! (`InstancePre`), calls `list` under limits and validates the answer. Each
+//! (`InstancePre`), calls the `list` of each interface it exports (`tools`,
+//! `resources`, `prompts`) under limits and validates the answers. Each
 //! call then gets a fresh instance: argument validation, the sandboxed call,
-//! and validation of what the plugin returned.
+//! and validation of what the plugin returned, with one audit line.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,19 +15,36 @@ use anyhow::{Context as _, Result, anyhow};
 use serde_json::{Map, Value};
 use tokio::sync::OwnedSemaphorePermit;
 
-use corral_tool::{CallContext, CallEvent, CallOutput, Content, LogLevel, ToolDef};
+use std::collections::BTreeMap;
+
+use corral_tool::{
+    CallContext, CallEvent, CallOutput, CompleteError, Completions, Content, LogLevel,
+    MAX_COMPLETION_VALUES, PromptDef, PromptError, PromptMessage, PromptOutput, ReadError,
+    ResourceContents, ResourceDef, ResourceItem, ResourceTemplateDef, Role, ToolDef,
+};
 
 use crate::ask::{InputRequired, WaitingCalls};
-use crate::bindings::Contract;
-use crate::bindings::PluginPre;
+use crate::bindings::{
+    Contract, Exports, PluginPre, Request, Response, completion, prompts, resources, types,
+};
 use crate::manifest::Manifest;
-use crate::metadata::CheckedTool;
+use crate::metadata::{CheckedTool, printable};
 use crate::naming::plugin_name;
+use crate::offerings::{CheckedTemplate, check_prompts, check_resources, check_uri};
 use crate::quota::{TokenBucket, retry_after};
 use crate::sandbox::{CallState, Failure, Sandbox, Spent};
 use crate::units::group_digits;
+use crate::units::human_bytes;
 use crate::validation::Rejection;
 use crate::{imports, metadata, missing_grant, output, validation};
+
+/// What a completion is of, in a plugin's own terms: its prompt or its
+/// template, by index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completing {
+    Prompt(usize),
+    Template(usize),
+}
 
 /// A loaded plugin: a prepared component and its validated tools.
 pub struct Plugin {
@@ -35,7 +54,12 @@ pub struct Plugin {
     sandbox: Arc<Sandbox>,
     pre: PluginPre<CallState>,
     manifest: Manifest,
+    /// Which interfaces the component exports.
+    exports: Exports,
     tools: Vec<CheckedTool>,
+    resources: Vec<ResourceDef>,
+    templates: Vec<CheckedTemplate>,
+    prompts: Vec<PromptDef>,
     /// One bucket per tool, in `tools` order; shared with the versions
     /// [`Plugin::relist`] makes, for the tools they keep.
     buckets: Vec<Arc<TokenBucket>>,
@@ -53,6 +77,9 @@ impl std::fmt::Debug for Plugin {
             .field("name", &self.name)
             .field("path", &self.path)
             .field("tools", &self.tools.len())
+            .field("resources", &self.resources.len())
+            .field("templates", &self.templates.len())
+            .field("prompts", &self.prompts.len())
             .finish()
     }
 }
@@ -106,13 +133,13 @@ impl Plugin {
         let pre = sandbox
             .prepare(&component, contract)
             .context("the component's imports cannot be satisfied")?;
-        let listed = sandbox
-            .list(&pre, &name, &manifest)
-            .await
-            .map_err(|failure| anyhow!("`list` failed: {failure}"))?;
         let limits = manifest.limits;
-        let tools = metadata::check_tools(listed.value, limits.metadata_bytes)
-            .map_err(|problems| anyhow!(problems))?;
+        let Listed {
+            tools,
+            resources,
+            templates,
+            prompts,
+        } = list_all(sandbox, &pre, &name, &manifest).await?;
         let buckets = tools
             .iter()
             .map(|_| Arc::new(TokenBucket::new(limits.rate, limits.burst)))
@@ -120,6 +147,9 @@ impl Plugin {
         tracing::info!(
             plugin = %name,
             tools = tools.len(),
+            resources = resources.len(),
+            templates = templates.len(),
+            prompts = prompts.len(),
             elapsed_ms = started.elapsed().as_millis() as u64,
             "loaded {}",
             path.display()
@@ -128,29 +158,33 @@ impl Plugin {
             name,
             path: path.to_owned(),
             sandbox: sandbox.clone(),
+            exports: pre.exports(),
             pre,
             manifest,
             tools,
+            resources,
+            templates,
+            prompts,
             buckets,
             running: Arc::new(tokio::sync::Semaphore::new(limits.concurrency as usize)),
             waiting: WaitingCalls::for_concurrency(limits.concurrency),
         })
     }
 
-    /// Calls `list` again, for a plugin that said its tools changed
-    /// (`host.tools-changed`): under the same limits and metadata checks as
-    /// a load, on the component already prepared. The new version shares
+    /// Calls each `list` again, for a plugin that said its tools, resources
+    /// or prompts changed (`host.tools-changed` and its kin): under the same
+    /// limits and metadata checks as a load, on the component already
+    /// prepared. The new version shares
     /// this one's concurrency limit, and the rate limit of every tool it
     /// keeps (by name); calls already running finish on this version.
     pub async fn relist(&self) -> Result<Plugin> {
-        let listed = self
-            .sandbox
-            .list(&self.pre, &self.name, &self.manifest)
-            .await
-            .map_err(|failure| anyhow!("`list` failed: {failure}"))?;
+        let Listed {
+            tools,
+            resources,
+            templates,
+            prompts,
+        } = list_all(&self.sandbox, &self.pre, &self.name, &self.manifest).await?;
         let limits = &self.manifest.limits;
-        let tools = metadata::check_tools(listed.value, limits.metadata_bytes)
-            .map_err(|problems| anyhow!(problems))?;
         let buckets = tools
             .iter()
             .map(|tool| {
@@ -167,7 +201,11 @@ impl Plugin {
             sandbox: self.sandbox.clone(),
             pre: self.pre.clone(),
             manifest: self.manifest.clone(),
+            exports: self.exports,
             tools,
+            resources,
+            templates,
+            prompts,
             buckets,
             running: self.running.clone(),
             waiting: self.waiting.clone(),
@@ -185,6 +223,38 @@ impl Plugin {
     /// The plugin's tools, named as the plugin names them, in declared order.
     pub fn tools(&self) -> impl ExactSizeIterator<Item = &ToolDef> {
         self.tools.iter().map(|t| &t.def)
+    }
+
+    /// The plugin's resources, in listed order.
+    pub fn resources(&self) -> &[ResourceDef] {
+        &self.resources
+    }
+
+    /// The plugin's resource templates, in listed order.
+    pub fn templates(&self) -> impl ExactSizeIterator<Item = &ResourceTemplateDef> {
+        self.templates.iter().map(|t| &t.def)
+    }
+
+    /// Whether template number `index` matches `uri` (in linear time).
+    pub fn template_matches(&self, index: usize, uri: &str) -> bool {
+        self.templates[index].template.matches(uri)
+    }
+
+    /// The plugin's prompts, named as the plugin names them, in listed order.
+    pub fn prompts(&self) -> &[PromptDef] {
+        &self.prompts
+    }
+
+    /// Which interfaces the plugin exports.
+    pub fn exports(&self) -> Exports {
+        self.exports
+    }
+
+    /// Whether the plugin serves `uri`: lists it, or has a template that
+    /// matches it.
+    pub fn serves(&self, uri: &str) -> bool {
+        self.resources.iter().any(|r| r.uri == uri)
+            || self.templates.iter().any(|t| t.template.matches(uri))
     }
 
     /// The version of the plugin contract the plugin targets.
@@ -223,34 +293,500 @@ impl Plugin {
         } = self
             .run(index, name, Value::Object(arguments), context)
             .await;
-        if spent.as_ref().is_some_and(Spent::tools_changed) {
-            // Whatever the outcome: what the call stored before it failed
-            // is stored all the same.
-            self.sandbox.tools_changed().mark(&self.path);
-        }
-        if outcome.is_host_event()
-            && let (Some(events), Some(Content::Text { text, .. })) =
-                (&events, output.content.first())
-        {
-            // A limit hit or a trap: the client hears of it in its log too.
-            events(CallEvent::Log {
-                level: LogLevel::Warning,
-                message: text.clone(),
-            });
-        }
+        let warning = match output.content.first() {
+            Some(Content::Text { text, .. }) if outcome.is_host_event() => Some(text.clone()),
+            _ => None,
+        };
         let audit = Audit {
             plugin: self.name.clone(),
-            tool: name.into(),
+            kind: Kind::Tool,
+            name: name.into(),
             elapsed_us: started.elapsed().as_micros() as u64,
             fuel: fuel_used,
             outcome: outcome.label(),
             arguments: self.sandbox.options().log_arguments.then_some(arguments),
         };
+        self.after_call(spent, warning, events.as_ref(), audit);
+        output
+    }
+
+    /// What follows every call, whatever its outcome: what it said changed
+    /// is noted (what the call stored before it failed is stored all the
+    /// same), the resources it said were updated that the plugin serves are
+    /// published, a limit hit or a trap (`warning`) reaches the client's log
+    /// too, and the spent instance and the audit line wait for the answer
+    /// to be on its way.
+    fn after_call(
+        &self,
+        mut spent: Option<Spent>,
+        warning: Option<String>,
+        events: Option<&corral_tool::EventSink>,
+        audit: Audit,
+    ) {
+        if let Some(spent) = &mut spent {
+            if spent.lists_changed() {
+                self.sandbox.tools_changed().mark(&self.path);
+            }
+            for uri in spent.take_updated() {
+                if self.serves(&uri) {
+                    self.sandbox.resource_updates().mark(uri);
+                }
+            }
+        }
+        if let (Some(events), Some(message)) = (events, warning) {
+            events(CallEvent::Log {
+                level: LogLevel::Warning,
+                message,
+            });
+        }
         self.sandbox.after_answer(move || {
             drop(spent);
             audit.log();
         });
-        output
+    }
+
+    /// Reads the resource at `uri` (one the plugin lists, or that matches
+    /// one of its templates), in a fresh instance as a tool call is run.
+    /// What comes back is checked: its size against the `output` limit
+    /// before anything is copied, each item's URI.
+    pub async fn read(
+        &self,
+        uri: &str,
+        context: CallContext,
+    ) -> Result<Vec<ResourceItem>, ReadError> {
+        let request = Request::Read {
+            uri: uri.to_owned(),
+        };
+        let what = format!("Reading `{uri}` from plugin `{}`", self.name);
+        let (answer, invoked) = self.invoke(request, context, &what).await;
+        let (result, outcome) = match answer {
+            Err(message) => (Err(ReadError::Failed(message)), invoked.outcome),
+            Ok(response) => {
+                let Response::Read(read) = response else {
+                    unreachable!("a read is answered with contents")
+                };
+                match read {
+                    Ok(contents) => match self.check_contents(contents, &what) {
+                        Ok(items) => (Ok(items), Outcome::Ok),
+                        Err(message) => (Err(ReadError::Failed(message)), Outcome::BadOutput),
+                    },
+                    Err(resources::ReadError::NotFound) => {
+                        (Err(ReadError::NotFound), Outcome::NotFound)
+                    }
+                    Err(resources::ReadError::Failed(message)) => (
+                        Err(ReadError::Failed(format!("{what} failed: {message}"))),
+                        Outcome::Error,
+                    ),
+                }
+            }
+        };
+        self.finish(
+            invoked,
+            outcome,
+            Kind::Resource,
+            uri.to_owned(),
+            None,
+            &result_warning(&result),
+        );
+        result
+    }
+
+    /// The messages of prompt number `index` (in [`Plugin::prompts`]
+    /// order), served as `name`, for `arguments`: checked against the
+    /// prompt's (every required one present, none undeclared) before the
+    /// plugin runs, in a fresh instance as a tool call is run.
+    pub async fn get(
+        &self,
+        index: usize,
+        name: &str,
+        arguments: BTreeMap<String, String>,
+        context: CallContext,
+    ) -> Result<PromptOutput, PromptError> {
+        let prompt = &self.prompts[index];
+        if let Some(missing) = prompt
+            .arguments
+            .iter()
+            .find(|a| a.required && !arguments.contains_key(&a.name))
+        {
+            return Err(PromptError::InvalidArguments(format!(
+                "Prompt `{name}` needs the argument `{}`",
+                missing.name
+            )));
+        }
+        if let Some(undeclared) = arguments
+            .keys()
+            .find(|key| !prompt.arguments.iter().any(|a| &a.name == *key))
+        {
+            let declared: Vec<&str> = prompt.arguments.iter().map(|a| a.name.as_str()).collect();
+            return Err(PromptError::InvalidArguments(format!(
+                "Prompt `{name}` has no argument `{}` (its arguments: {})",
+                printable(undeclared),
+                if declared.is_empty() {
+                    "none".to_owned()
+                } else {
+                    declared.join(", ")
+                }
+            )));
+        }
+        let logged = self
+            .sandbox
+            .options()
+            .log_arguments
+            .then(|| serde_json::to_value(&arguments).unwrap_or_default());
+        let request = Request::Get {
+            name: prompt.name.clone(),
+            arguments: arguments.into_iter().collect(),
+        };
+        let what = format!("Prompt `{name}`");
+        let (answer, invoked) = self.invoke(request, context, &what).await;
+        let (result, outcome) = match answer {
+            Err(message) => (Err(PromptError::Failed(message)), invoked.outcome),
+            Ok(response) => {
+                let Response::Got(got) = response else {
+                    unreachable!("a get is answered with messages")
+                };
+                match got {
+                    Ok(result) => match self.check_prompt_result(result, &what) {
+                        Ok(output) => (Ok(output), Outcome::Ok),
+                        Err(message) => (Err(PromptError::Failed(message)), Outcome::BadOutput),
+                    },
+                    Err(prompts::GetError::InvalidArguments(message)) => (
+                        Err(PromptError::InvalidArguments(format!("{what}: {message}"))),
+                        Outcome::InvalidArguments,
+                    ),
+                    Err(prompts::GetError::Failed(message)) => (
+                        Err(PromptError::Failed(format!("{what} failed: {message}"))),
+                        Outcome::Error,
+                    ),
+                }
+            }
+        };
+        let warning = match &result {
+            Err(PromptError::Failed(message)) if outcome.is_host_event() => Some(message.clone()),
+            _ => None,
+        };
+        self.finish(
+            invoked,
+            outcome,
+            Kind::Prompt,
+            name.to_owned(),
+            logged,
+            &warning,
+        );
+        result
+    }
+
+    /// Suggestions for `argument` of `of` (the plugin's own prompt or
+    /// template), at most [`MAX_COMPLETION_VALUES`]. A plugin that does not
+    /// export `completion` suggests nothing; an argument that `of` does not
+    /// have is an unknown reference.
+    pub async fn complete(
+        &self,
+        of: Completing,
+        argument: &str,
+        value: &str,
+        context_values: &BTreeMap<String, String>,
+        context: CallContext,
+    ) -> Result<Completions, CompleteError> {
+        let (reference, has, label) = match of {
+            Completing::Prompt(index) => {
+                let prompt = &self.prompts[index];
+                (
+                    completion::Reference::Prompt(prompt.name.clone()),
+                    prompt.arguments.iter().any(|a| a.name == argument),
+                    format!("prompt:{}/{argument}", prompt.name),
+                )
+            }
+            Completing::Template(index) => {
+                let template = &self.templates[index];
+                (
+                    completion::Reference::ResourceTemplate(template.def.uri_template.clone()),
+                    template.template.has_variable(argument),
+                    format!("template:{}/{argument}", template.def.uri_template),
+                )
+            }
+        };
+        if !has {
+            return Err(CompleteError::UnknownReference(format!(
+                "`{}` is neither an argument nor a variable of what is completed",
+                printable(argument)
+            )));
+        }
+        if !self.exports.completion {
+            return Ok(Completions::default());
+        }
+        let request = Request::Complete {
+            reference,
+            argument: argument.to_owned(),
+            value: value.to_owned(),
+            context: context_values
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        };
+        let what = format!(
+            "Completing `{}` with plugin `{}`",
+            printable(argument),
+            self.name
+        );
+        let (answer, invoked) = self.invoke(request, context, &what).await;
+        let result = match answer {
+            Err(message) => Err(CompleteError::Failed(message)),
+            Ok(response) => {
+                let Response::Completed(completions) = response else {
+                    unreachable!("a completion is answered with values")
+                };
+                self.check_completions(completions, &what)
+                    .map_err(CompleteError::Failed)
+            }
+        };
+        let outcome = match &result {
+            Err(_) if invoked.outcome == Outcome::Ok => Outcome::BadOutput,
+            _ => invoked.outcome,
+        };
+        let warning = match &result {
+            Err(CompleteError::Failed(message)) if outcome.is_host_event() => Some(message.clone()),
+            _ => None,
+        };
+        self.finish(invoked, outcome, Kind::Complete, label, None, &warning);
+        result
+    }
+
+    /// Runs `request` (a read, a get, a completion) as a tool call is run:
+    /// admitted under the plugin's concurrency limit and the server's rate
+    /// limit, in a fresh instance under the plugin's limits. `Err` is why
+    /// it has no answer, for the client, beginning with `what` (and the
+    /// manifest lines that would grant what it reached for, if that is why).
+    async fn invoke(
+        &self,
+        request: Request,
+        context: CallContext,
+        what: &str,
+    ) -> (Result<Response, String>, Invoked) {
+        let started = Instant::now();
+        let events = context.events.clone();
+        let mut invoked = Invoked {
+            started,
+            events,
+            outcome: Outcome::Ok,
+            fuel_used: 0,
+            spent: None,
+        };
+        let _permit = match self.admit_any(what) {
+            Ok(permit) => permit,
+            Err(refusal) => {
+                invoked.outcome = refusal.outcome;
+                return (Err(refusal.message), invoked);
+            }
+        };
+        let (run, spent) = Box::pin(self.sandbox.run(
+            &self.pre,
+            &self.name,
+            &self.manifest,
+            request,
+            context,
+            self.waiting.clone(),
+        ))
+        .await;
+        let answer = match run {
+            Ok(run) => {
+                invoked.fuel_used = run.fuel_used;
+                Ok(run.value)
+            }
+            Err(Failure::InputRequired { fuel_used }) => {
+                tracing::debug!(plugin = %self.name, "{what}: waits for the client's input");
+                invoked.outcome = Outcome::InputRequired;
+                invoked.fuel_used = fuel_used;
+                Err(format!("{what}: {InputRequired}"))
+            }
+            Err(failure) => {
+                tracing::warn!(plugin = %self.name, "{what} failed: {failure}");
+                invoked.outcome = Outcome::Failed(failure.outcome());
+                invoked.fuel_used = match (&failure, &spent) {
+                    (Failure::TimedOut { .. }, _) | (_, None) => 0,
+                    (_, Some(spent)) => spent.fuel_used(self.manifest.limits.fuel),
+                };
+                let mut message = format!("{what} failed: {failure}");
+                if let Some(spent) = &spent
+                    && let Some(hint) = missing_grant::hint(
+                        &self.name,
+                        &self.manifest,
+                        spent.reached(),
+                        Some(&message),
+                    )
+                {
+                    message.push_str("\n\n");
+                    message.push_str(&hint);
+                }
+                Err(message)
+            }
+        };
+        invoked.spent = spent;
+        (answer, invoked)
+    }
+
+    /// Ends a call made through [`Plugin::invoke`] (see [`Plugin::after_call`]).
+    fn finish(
+        &self,
+        invoked: Invoked,
+        outcome: Outcome,
+        kind: Kind,
+        name: String,
+        arguments: Option<Value>,
+        warning: &Option<String>,
+    ) {
+        let audit = Audit {
+            plugin: self.name.clone(),
+            kind,
+            name,
+            elapsed_us: invoked.started.elapsed().as_micros() as u64,
+            fuel: invoked.fuel_used,
+            outcome: outcome.label(),
+            arguments,
+        };
+        let warning = warning.clone().filter(|_| outcome.is_host_event());
+        self.after_call(invoked.spent, warning, invoked.events.as_ref(), audit);
+    }
+
+    /// Admits a read, a get or a completion under the plugin's concurrency
+    /// limit and the server's rate limit.
+    fn admit_any(&self, what: &str) -> Result<OwnedSemaphorePermit, Refusal> {
+        let Ok(permit) = self.running.clone().try_acquire_owned() else {
+            return Err(Refusal {
+                message: format!(
+                    "{what} refused: concurrency limit of {} calls reached for plugin `{}`; retry when a call finishes",
+                    self.manifest.limits.concurrency, self.name
+                ),
+                outcome: Outcome::Refused("concurrency-limit"),
+            });
+        };
+        if let Err(wait) = self.sandbox.take_global_token() {
+            return Err(Refusal {
+                message: format!(
+                    "{what} refused: the server's rate limit of {} calls per second is reached; retry in {}",
+                    self.sandbox.options().global_rate,
+                    retry_after(wait)
+                ),
+                outcome: Outcome::Refused("rate-limit"),
+            });
+        }
+        Ok(permit)
+    }
+
+    /// The message for output of `size` bytes past the plugin's limit.
+    fn over_output(&self, what: &str, size: usize) -> Option<String> {
+        let limit = self.manifest.limits.output_bytes;
+        (size > limit).then(|| {
+            format!(
+                "{what} returned {} of output, more than the limit of {} (raise [limits] output in the plugin's manifest)",
+                human_bytes(size),
+                human_bytes(limit)
+            )
+        })
+    }
+
+    /// Checks a read's contents: their size, then each item's URI.
+    fn check_contents(
+        &self,
+        contents: Vec<resources::Contents>,
+        what: &str,
+    ) -> Result<Vec<ResourceItem>, String> {
+        let size = contents.iter().fold(0usize, |total, item| {
+            let body = match &item.body {
+                types::ResourceContents::Text(text) => text.len(),
+                types::ResourceContents::Blob(bytes) => bytes.len(),
+            };
+            [
+                total,
+                item.uri.len(),
+                item.mime_type.as_ref().map_or(0, String::len),
+                body,
+            ]
+            .into_iter()
+            .fold(0, usize::saturating_add)
+        });
+        if let Some(message) = self.over_output(what, size) {
+            return Err(message);
+        }
+        contents
+            .into_iter()
+            .map(|item| {
+                check_uri(&item.uri)
+                    .map_err(|err| format!("{what} returned an item whose {err}"))?;
+                if item.mime_type.as_ref().is_some_and(|m| m.len() > 255) {
+                    return Err(format!(
+                        "{what} returned an item whose MIME type is longer than 255 bytes"
+                    ));
+                }
+                Ok(ResourceItem {
+                    uri: item.uri,
+                    mime_type: item.mime_type,
+                    contents: match item.body {
+                        types::ResourceContents::Text(text) => ResourceContents::Text(text),
+                        types::ResourceContents::Blob(bytes) => ResourceContents::Blob(bytes),
+                    },
+                })
+            })
+            .collect()
+    }
+
+    /// Checks a prompt's messages: their size, as a tool result's content.
+    fn check_prompt_result(
+        &self,
+        result: prompts::PromptResult,
+        what: &str,
+    ) -> Result<PromptOutput, String> {
+        let size = result
+            .messages
+            .iter()
+            .map(|message| output::content_size(&message.content).saturating_add(16))
+            .fold(
+                result.description.as_ref().map_or(0, String::len),
+                usize::saturating_add,
+            );
+        if let Some(message) = self.over_output(what, size) {
+            return Err(message);
+        }
+        Ok(PromptOutput {
+            description: result.description,
+            messages: result
+                .messages
+                .into_iter()
+                .map(|message| PromptMessage {
+                    role: match message.role {
+                        types::Role::User => Role::User,
+                        types::Role::Assistant => Role::Assistant,
+                    },
+                    content: output::content(message.content),
+                })
+                .collect(),
+        })
+    }
+
+    /// Checks a completion's values: their size, then cuts them to
+    /// [`MAX_COMPLETION_VALUES`] (saying there are more).
+    fn check_completions(
+        &self,
+        completions: completion::Completions,
+        what: &str,
+    ) -> Result<Completions, String> {
+        let size = completions
+            .values
+            .iter()
+            .map(|value| value.len().saturating_add(4))
+            .fold(0, usize::saturating_add);
+        if let Some(message) = self.over_output(what, size) {
+            return Err(message);
+        }
+        let mut values = completions.values;
+        let cut = values.len() > MAX_COMPLETION_VALUES;
+        values.truncate(MAX_COMPLETION_VALUES);
+        values.shrink_to_fit();
+        Ok(Completions {
+            values,
+            total: completions.total.map(u64::from),
+            has_more: completions.has_more || cut,
+        })
     }
 
     /// The call itself: admission, argument validation, the sandboxed run
@@ -292,19 +828,25 @@ impl Plugin {
         // Boxed: the sandbox's future is most of a call's state (kilobytes
         // of wasmtime's), and every future around it would otherwise be
         // that large too, and be copied when the request's task is spawned.
-        let (run, spent) = Box::pin(self.sandbox.call(
+        let request = Request::Call {
+            tool: tool.def.name.clone(),
+            arguments: arguments_text,
+        };
+        let (run, spent) = Box::pin(self.sandbox.run(
             &self.pre,
             &self.name,
             &self.manifest,
-            &tool.def.name,
-            &arguments_text,
+            request,
             context,
             self.waiting.clone(),
         ))
         .await;
         let (output, outcome, fuel_used) = match run {
             Ok(run) => {
-                let checked = match output::check(run.value, tool, name, limits) {
+                let Response::Called(result) = run.value else {
+                    unreachable!("a call is answered with its result")
+                };
+                let checked = match output::check(result, tool, name, limits) {
                     Ok(output) => self.check_structured(tool, name, output).await,
                     Err(message) => Err(message),
                 };
@@ -446,6 +988,85 @@ impl Plugin {
     }
 }
 
+/// A call made through [`Plugin::invoke`], for its end.
+struct Invoked {
+    started: Instant,
+    events: Option<corral_tool::EventSink>,
+    outcome: Outcome,
+    fuel_used: u64,
+    spent: Option<Spent>,
+}
+
+/// The warning for the client's log of a read that failed.
+fn result_warning<T>(result: &Result<T, ReadError>) -> Option<String> {
+    match result {
+        Err(ReadError::Failed(message)) => Some(message.clone()),
+        _ => None,
+    }
+}
+
+/// What a plugin lists, validated.
+struct Listed {
+    tools: Vec<CheckedTool>,
+    resources: Vec<ResourceDef>,
+    templates: Vec<CheckedTemplate>,
+    prompts: Vec<PromptDef>,
+}
+
+/// Calls the `list` of each interface the plugin exports, each in a fresh
+/// instance under its limits, and checks the answers; all the definitions
+/// together are held to the `metadata` limit.
+async fn list_all(
+    sandbox: &Sandbox,
+    pre: &PluginPre<CallState>,
+    name: &Arc<str>,
+    manifest: &Manifest,
+) -> Result<Listed> {
+    let exports = pre.exports();
+    let budget = manifest.limits.metadata_bytes;
+    let list = |request: Request| async move {
+        let function = request.function();
+        sandbox
+            .list(pre, name, manifest, request)
+            .await
+            .map(|run| run.value)
+            .map_err(|failure| anyhow!("`{function}` failed: {failure}"))
+    };
+    let tools = match exports.tools {
+        true => match list(Request::ListTools).await? {
+            Response::Tools(tools) => tools,
+            _ => unreachable!("a tools list is answered with tools"),
+        },
+        false => Vec::new(),
+    };
+    let (tools, held) =
+        metadata::check_tools_held(tools, budget).map_err(|problems| anyhow!(problems))?;
+    let (resources, templates, held) = match exports.resources {
+        true => match list(Request::ListResources).await? {
+            Response::Resources(listing) => {
+                check_resources(listing, held, budget).map_err(|problems| anyhow!(problems))?
+            }
+            _ => unreachable!("a resources list is answered with resources"),
+        },
+        false => (Vec::new(), Vec::new(), held),
+    };
+    let (prompts, _) = match exports.prompts {
+        true => match list(Request::ListPrompts).await? {
+            Response::Prompts(prompts) => {
+                check_prompts(prompts, held, budget).map_err(|problems| anyhow!(problems))?
+            }
+            _ => unreachable!("a prompts list is answered with prompts"),
+        },
+        false => (Vec::new(), held),
+    };
+    Ok(Listed {
+        tools,
+        resources,
+        templates,
+        prompts,
+    })
+}
+
 /// What became of one call: its answer, and what the audit log and the
 /// clean-up after the answer need.
 struct CallRecord {
@@ -484,10 +1105,22 @@ struct Refusal {
     outcome: Outcome,
 }
 
+/// What a call called, for its audit line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Tool,
+    Resource,
+    Prompt,
+    Complete,
+}
+
 /// One call's line in the audit log.
 struct Audit {
     plugin: Arc<str>,
-    tool: String,
+    kind: Kind,
+    /// The tool or prompt as served, the URI read, or what was completed
+    /// (`prompt:NAME/ARGUMENT`, `template:TEMPLATE/VARIABLE`).
+    name: String,
     elapsed_us: u64,
     fuel: u64,
     outcome: &'static str,
@@ -499,18 +1132,31 @@ impl Audit {
     fn log(self) {
         let Audit {
             plugin,
-            tool,
+            kind,
+            name,
             elapsed_us,
             fuel,
             outcome,
             arguments,
         } = self;
-        match arguments {
-            Some(arguments) => {
-                tracing::info!(plugin = %plugin, tool = %tool, elapsed_us, fuel, outcome, %arguments, "call")
+        match (kind, arguments) {
+            (Kind::Tool, Some(arguments)) => {
+                tracing::info!(plugin = %plugin, tool = %name, elapsed_us, fuel, outcome, %arguments, "call")
             }
-            None => {
-                tracing::info!(plugin = %plugin, tool = %tool, elapsed_us, fuel, outcome, "call")
+            (Kind::Tool, None) => {
+                tracing::info!(plugin = %plugin, tool = %name, elapsed_us, fuel, outcome, "call")
+            }
+            (Kind::Prompt, Some(arguments)) => {
+                tracing::info!(plugin = %plugin, prompt = %name, elapsed_us, fuel, outcome, %arguments, "call")
+            }
+            (Kind::Prompt, None) => {
+                tracing::info!(plugin = %plugin, prompt = %name, elapsed_us, fuel, outcome, "call")
+            }
+            (Kind::Resource, _) => {
+                tracing::info!(plugin = %plugin, resource = %name, elapsed_us, fuel, outcome, "call")
+            }
+            (Kind::Complete, _) => {
+                tracing::info!(plugin = %plugin, complete = %name, elapsed_us, fuel, outcome, "call")
             }
         }
     }
@@ -534,6 +1180,8 @@ enum Outcome {
     Failed(&'static str),
     /// The run ended to wait for the client's input (see `ask`).
     InputRequired,
+    /// A read found no resource at the URI.
+    NotFound,
 }
 
 impl Outcome {
@@ -544,6 +1192,7 @@ impl Outcome {
             Outcome::InvalidArguments => "invalid-arguments",
             Outcome::BadOutput => "bad-output",
             Outcome::InputRequired => "input-required",
+            Outcome::NotFound => "not-found",
             Outcome::Refused(label) | Outcome::Failed(label) => label,
         }
     }

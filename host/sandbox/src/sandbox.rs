@@ -27,11 +27,12 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::after_answer::AfterAnswer;
 use crate::ask::{Asking, InputRequired, Pause, WaitingCalls};
-use crate::bindings::{self, Contract, PluginPre, client, tools, types};
+use crate::bindings::{self, Contract, PluginPre, Request, Response, client, types};
 use crate::cache::CompileCache;
 use crate::capture::Captured;
-use crate::changes::ToolsChanged;
+use crate::changes::{ResourceUpdates, ToolsChanged};
 use crate::crash;
+use crate::function_cache::FunctionCache;
 use crate::http::HttpPolicy;
 use crate::limits::Limits;
 use crate::manifest::Manifest;
@@ -60,6 +61,10 @@ const MAX_LOG_EVENTS: u32 = 1_000;
 /// Progress reports a single call may send through `host.progress`; the
 /// rest are dropped.
 const MAX_PROGRESS_EVENTS: u32 = 1_000;
+
+/// Distinct URIs one call may say were updated (`host.resource-updated`);
+/// the rest are dropped.
+pub const MAX_UPDATED_PER_CALL: usize = 100;
 
 /// Longest log or progress message passed on, in bytes.
 const MAX_LOG_MESSAGE: usize = 16 * 1024;
@@ -173,10 +178,19 @@ pub struct Spent {
 }
 
 impl Spent {
-    /// Whether the plugin said during the call that its tool list changed
-    /// (`host.tools-changed`, contract 0.3.0).
-    pub fn tools_changed(&self) -> bool {
-        self.store.data().tools_changed
+    /// Whether the plugin said during the call that its tool, resource or
+    /// prompt list changed (`host.tools-changed`, `resources-changed`,
+    /// `prompts-changed`, contract 0.3.0).
+    pub fn lists_changed(&self) -> bool {
+        let state = self.store.data();
+        state.tools_changed || state.resources_changed || state.prompts_changed
+    }
+
+    /// The URIs the plugin said were updated during the call
+    /// (`host.resource-updated`), at most [`MAX_UPDATED_PER_CALL`], each
+    /// once, in the order said.
+    pub fn take_updated(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.store.data_mut().updated.said)
     }
 
     /// What the plugin reached for during the call that a grant gives.
@@ -269,13 +283,26 @@ pub struct Sandbox {
     after_answer: AfterAnswer,
     /// Plugins whose calls said their tool lists changed.
     tools_changed: ToolsChanged,
+    /// Resources whose plugins said they were updated.
+    resource_updates: ResourceUpdates,
 }
 
 impl Sandbox {
     /// Creates the engine (pooling allocator, fuel, epoch interruption) and the
     /// linker offering WASI and the `host` interface.
     pub fn new(options: SandboxOptions) -> Result<Arc<Sandbox>> {
-        let engine = Engine::new(&engine_config())
+        let mut config = engine_config();
+        if let Some(cache) = &options.cache {
+            // Functions compiled before are reused by a compile of new bytes
+            // (a plugin rebuilt after an edit): see `function_cache`.
+            config
+                .enable_incremental_compilation(Arc::new(FunctionCache::new(
+                    cache.dir().join("functions.sqlite"),
+                )))
+                .map_err(anyhow::Error::from)
+                .context("enabling the function cache")?;
+        }
+        let engine = Engine::new(&config)
             .map_err(anyhow::Error::from)
             .context("creating the wasm engine")?;
 
@@ -308,6 +335,7 @@ impl Sandbox {
             heavy_validations: tokio::sync::Semaphore::new(1),
             after_answer: AfterAnswer::default(),
             tools_changed: ToolsChanged::default(),
+            resource_updates: ResourceUpdates::default(),
         }))
     }
 
@@ -335,6 +363,13 @@ impl Sandbox {
     /// call`: the marks then stay, one per plugin at most).
     pub fn tools_changed(&self) -> &ToolsChanged {
         &self.tools_changed
+    }
+
+    /// The resources whose plugins said they were updated, for whoever
+    /// tells clients (nobody does for a one-off command: at most
+    /// [`crate::changes::MAX_PENDING_UPDATES`] stay).
+    pub fn resource_updates(&self) -> &ResourceUpdates {
+        &self.resource_updates
     }
 
     /// Takes a token from the server-wide bucket, or says when to retry.
@@ -372,54 +407,48 @@ impl Sandbox {
         Ok(match contract {
             Contract::V0_1 => PluginPre::V0_1(bindings::v0_1::PluginPre::new(pre)?),
             Contract::V0_2 => PluginPre::V0_2(bindings::v0_2::PluginPre::new(pre)?),
-            Contract::V0_3 => PluginPre::V0_3(bindings::v0_3::PluginPre::new(pre)?),
+            Contract::V0_3 => PluginPre::V0_3(Arc::new(bindings::Exports03::new(pre)?)),
         })
     }
 
-    /// Instantiates the plugin and calls `list`.
+    /// Instantiates the plugin and calls `list` of `tools`, `resources` or
+    /// `prompts` (`request`).
     pub async fn list(
         &self,
         pre: &PluginPre<CallState>,
         plugin: &Arc<str>,
         manifest: &Manifest,
-    ) -> Result<Run<Vec<tools::Tool>>, Failure> {
-        let limits = &manifest.limits;
-        let pause = Arc::new(Pause::default());
+        request: Request,
+    ) -> Result<Run<Response>, Failure> {
         // No client: `list` can ask nothing, and waits for no one.
         let waiting = WaitingCalls::for_concurrency(1);
         let context = CallContext::default();
-        let mut store = self.store(plugin, manifest, context, pause.clone(), waiting)?;
-        let outcome = within(limits.timeout, &pause, pre.list(&mut store)).await;
-        finish(&mut store, limits, outcome)
+        let (run, _spent) = self
+            .run(pre, plugin, manifest, request, context, waiting)
+            .await;
+        run
     }
 
-    /// Instantiates the plugin and calls `call(tool, arguments)`; its asks
-    /// wait for the client only while `waiting` (the plugin's) has room.
-    /// Also returns the spent instance, for the caller to drop once the
-    /// answer is on its way.
-    #[allow(clippy::too_many_arguments)] // each is one call's, or its plugin's
-    pub async fn call(
+    /// Instantiates the plugin and makes `request` (a tool call, a read, a
+    /// prompt's `get`, a completion); its asks wait for the client only
+    /// while `waiting` (the plugin's) has room. Also returns the spent
+    /// instance, for the caller to drop once the answer is on its way.
+    pub async fn run(
         &self,
         pre: &PluginPre<CallState>,
         plugin: &Arc<str>,
         manifest: &Manifest,
-        tool: &str,
-        arguments: &str,
+        request: Request,
         context: CallContext,
         waiting: Arc<WaitingCalls>,
-    ) -> (Result<Run<tools::CallResult>, Failure>, Option<Spent>) {
+    ) -> (Result<Run<Response>, Failure>, Option<Spent>) {
         let limits = &manifest.limits;
         let pause = Arc::new(Pause::default());
         let mut store = match self.store(plugin, manifest, context, pause.clone(), waiting) {
             Ok(store) => store,
             Err(failure) => return (Err(failure), None),
         };
-        let outcome = within(
-            limits.timeout,
-            &pause,
-            pre.call(&mut store, tool, arguments),
-        )
-        .await;
+        let outcome = within(limits.timeout, &pause, pre.invoke(&mut store, request)).await;
         let run = finish(&mut store, limits, outcome);
         (run, Some(Spent { store }))
     }
@@ -480,6 +509,9 @@ impl Sandbox {
             log_events: 0,
             progress_events: 0,
             tools_changed: false,
+            resources_changed: false,
+            prompts_changed: false,
+            updated: Updated::default(),
             event_bytes: 0,
             stdout,
             stderr,
@@ -644,6 +676,12 @@ pub struct CallState {
     /// The plugin said its tool list changed (`host.tools-changed`); read
     /// once the call is over, and never during `list`.
     tools_changed: bool,
+    /// As `tools_changed`, for `host.resources-changed`.
+    resources_changed: bool,
+    /// As `tools_changed`, for `host.prompts-changed`.
+    prompts_changed: bool,
+    /// The URIs said updated (`host.resource-updated`).
+    updated: Updated,
     /// Bytes of log and progress messages sent so far.
     event_bytes: usize,
     stdout: Captured,
@@ -794,12 +832,44 @@ impl bindings::v0_3::corral::plugin::host::Host for CallState {
         self.tools_changed = true;
     }
 
-    // Not wired yet (resources and prompts are being added to 0.3.0).
-    fn resources_changed(&mut self) {}
+    fn resources_changed(&mut self) {
+        self.resources_changed = true;
+    }
 
-    fn prompts_changed(&mut self) {}
+    fn prompts_changed(&mut self) {
+        self.prompts_changed = true;
+    }
 
-    fn resource_updated(&mut self, _uri: String) {}
+    /// Only noted, at most [`MAX_UPDATED_PER_CALL`] distinct URIs: once
+    /// the call is over, those the plugin serves are published.
+    fn resource_updated(&mut self, uri: String) {
+        self.updated.say(&self.plugin, uri);
+    }
+}
+
+/// The distinct URIs one call said were updated, in order.
+#[derive(Debug, Default)]
+struct Updated {
+    said: Vec<String>,
+    seen: std::collections::HashSet<String>,
+    dropped: bool,
+}
+
+impl Updated {
+    fn say(&mut self, plugin: &str, uri: String) {
+        if uri.len() > crate::offerings::MAX_URI_BYTES || self.seen.contains(&uri) {
+            return;
+        }
+        if self.said.len() >= MAX_UPDATED_PER_CALL {
+            if !self.dropped {
+                self.dropped = true;
+                tracing::debug!(plugin = %plugin, "more than {MAX_UPDATED_PER_CALL} resources said updated in one call; dropping the rest");
+            }
+            return;
+        }
+        self.seen.insert(uri.clone());
+        self.said.push(uri);
+    }
 }
 
 impl client::Host for CallState {

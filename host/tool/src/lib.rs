@@ -288,10 +288,12 @@ pub trait ToolHost: Send + Sync + 'static {
         context: CallContext,
     ) -> impl Future<Output = Result<CallOutput, UnknownTool>> + Send;
 
-    /// Resolves once the first tool list is known. `tools/list` and
-    /// `tools/call` wait for it, so that no client sees an empty list while
-    /// the server is still starting; `initialize`, `ping` and
-    /// `server/discover` do not.
+    /// Resolves once the first tool list is known (and with it the
+    /// resources, prompts and what is offered). Every request that lists,
+    /// calls, reads, gets or completes waits for it, so that no client sees
+    /// an empty list while the server is still starting, and so do
+    /// `initialize` and `server/discover`, whose capabilities depend on
+    /// [`ToolHost::offers`]; only `ping` does not.
     fn ready(&self) -> impl Future<Output = ()> + Send {
         std::future::ready(())
     }
@@ -433,6 +435,16 @@ pub fn close_names<'a>(
 /// name in front, all of those names (at most 20) and why; otherwise the
 /// served names closest to it (at most 3), or nothing.
 pub fn unknown_tool_hint<'a>(name: &str, served: impl IntoIterator<Item = &'a str>) -> String {
+    unknown_name_hint("tool", name, served)
+}
+
+/// [`unknown_tool_hint`] for names of any `kind` ("tool", "prompt"): both
+/// follow the same collision rule.
+pub fn unknown_name_hint<'a>(
+    kind: &str,
+    name: &str,
+    served: impl IntoIterator<Item = &'a str>,
+) -> String {
     const MOST_RENAMED: usize = 20;
     let served: Vec<&str> = served.into_iter().collect();
     let renamed: Vec<&str> = if name.is_empty() || name.len() > 128 {
@@ -458,7 +470,7 @@ pub fn unknown_tool_hint<'a>(name: &str, served: impl IntoIterator<Item = &'a st
             more => format!(" and {more} more"),
         };
         return format!(
-            " ({count} plugins offer a tool `{name}`, so each is served with its plugin's name in front: `{}`{more})",
+            " ({count} plugins offer a {kind} `{name}`, so each is served with its plugin's name in front: `{}`{more})",
             renamed.join("`, `")
         );
     }
@@ -522,6 +534,10 @@ mod tests {
             " (4 plugins offer a tool `convert`, so each is served with its plugin's name in front: `c_convert`, `js_convert`, `py_convert`, `rs_convert`)"
         );
         assert_eq!(unknown_tool_hint("ad", served), " (did you mean `add`?)");
+        assert_eq!(
+            unknown_name_hint("prompt", "convert", ["a_convert", "b_convert"]),
+            " (2 plugins offer a prompt `convert`, so each is served with its plugin's name in front: `a_convert`, `b_convert`)"
+        );
         assert_eq!(unknown_tool_hint("weather", served), "");
         let many: Vec<String> = (0..25).map(|i| format!("p{i:02}_convert")).collect();
         let hint = unknown_tool_hint("convert", many.iter().map(String::as_str));

@@ -508,7 +508,7 @@ static bool parse_value(parser *ps, json_value *out, int depth) {
     case '7':
     case '8':
     case '9': {
-        double number;
+        double number = 0;
         if (!parse_number(ps, &number)) {
             return false;
         }
@@ -706,6 +706,170 @@ void strbuf_append_hex(strbuf *buf, uint64_t value, int digits, bool upper) {
 void json_write_uint(strbuf *buf, uint64_t value) { strbuf_append_uint(buf, value); }
 
 void json_write_bool(strbuf *buf, bool value) { strbuf_append_str(buf, value ? "true" : "false"); }
+
+/*
+ * The exact decimal expansion of a double, as a big number in base 10^9:
+ * a double is m * 2^e with an integer m < 2^53, and when e < 0 that is
+ * m * 5^-e / 10^-e, so its digits are those of an integer of at most 767
+ * digits (m * 5^1074) with the decimal point moved. Exact digits make every
+ * rounding below exact, so the shortest digits found read back right.
+ */
+#define DECIMAL_LIMBS 90 /* 90 * 9 = 810 digits, more than the 767 needed */
+#define LIMB_BASE 1000000000u
+
+typedef struct {
+    uint32_t limb[DECIMAL_LIMBS]; /* least significant first */
+    size_t len;
+} decimal_big;
+
+static void big_multiply(decimal_big *n, uint32_t factor) {
+    uint64_t carry = 0;
+    for (size_t i = 0; i < n->len; i++) {
+        uint64_t product = (uint64_t)n->limb[i] * factor + carry;
+        n->limb[i] = (uint32_t)(product % LIMB_BASE);
+        carry = product / LIMB_BASE;
+    }
+    while (carry != 0 && n->len < DECIMAL_LIMBS) {
+        n->limb[n->len++] = (uint32_t)(carry % LIMB_BASE);
+        carry /= LIMB_BASE;
+    }
+}
+
+/* Writes the digits of `n` (no leading zeros) into `out`; returns how many. */
+static size_t big_digits(const decimal_big *n, char *out) {
+    size_t count = 0;
+    for (size_t i = n->len; i-- > 0;) {
+        char limb[9];
+        uint32_t value = n->limb[i];
+        for (int d = 8; d >= 0; d--) {
+            limb[d] = (char)('0' + value % 10);
+            value /= 10;
+        }
+        int start = 0;
+        if (count == 0) {
+            while (start < 8 && limb[start] == '0') {
+                start++;
+            }
+        }
+        memcpy(out + count, limb + start, (size_t)(9 - start));
+        count += (size_t)(9 - start);
+    }
+    return count;
+}
+
+/*
+ * Rounds the exact digits `digits[0..len)` to `keep` significant digits
+ * (half up, exact since the digits are), into `out`; returns the change of
+ * the decimal exponent (1 when rounding carried into a new digit, as 9.99
+ * to 10.0).
+ */
+static int round_digits(const char *digits, size_t len, size_t keep, char *out) {
+    memcpy(out, digits, keep);
+    if (keep >= len || digits[keep] < '5') {
+        return 0;
+    }
+    for (size_t i = keep; i-- > 0;) {
+        if (out[i] != '9') {
+            out[i]++;
+            return 0;
+        }
+        out[i] = '0';
+    }
+    memmove(out + 1, out, keep - 1);
+    out[0] = '1';
+    return 1;
+}
+
+/* Appends digits `d[0..n)` with decimal exponent `point` (the value is
+ * 0.d * 10^point) as JavaScript's Number#toString writes it. */
+static void append_number(strbuf *buf, bool negative, const char *d, size_t n, int point) {
+    if (negative) {
+        strbuf_append(buf, "-", 1);
+    }
+    if (point > 21 || point < -5) {
+        strbuf_append(buf, d, 1);
+        if (n > 1) {
+            strbuf_append(buf, ".", 1);
+            strbuf_append(buf, d + 1, n - 1);
+        }
+        int exponent = point - 1;
+        strbuf_append_str(buf, exponent < 0 ? "e-" : "e+");
+        strbuf_append_uint(buf, (uint64_t)(exponent < 0 ? -exponent : exponent));
+    } else if (point <= 0) {
+        strbuf_append(buf, "0.", 2);
+        for (int i = point; i < 0; i++) {
+            strbuf_append(buf, "0", 1);
+        }
+        strbuf_append(buf, d, n);
+    } else if ((size_t)point >= n) {
+        strbuf_append(buf, d, n);
+        for (size_t i = n; i < (size_t)point; i++) {
+            strbuf_append(buf, "0", 1);
+        }
+    } else {
+        strbuf_append(buf, d, (size_t)point);
+        strbuf_append(buf, ".", 1);
+        strbuf_append(buf, d + point, n - (size_t)point);
+    }
+}
+
+bool json_write_double(strbuf *buf, double value) {
+    if (!isfinite(value)) {
+        return false;
+    }
+    bool negative = signbit(value);
+    double magnitude = fabs(value);
+    if (magnitude == 0) {
+        strbuf_append_str(buf, negative ? "-0" : "0");
+        return true;
+    }
+    int binary_exponent;
+    double fraction = frexp(magnitude, &binary_exponent); /* magnitude = fraction * 2^e, fraction in [0.5, 1) */
+    uint64_t mantissa = (uint64_t)ldexp(fraction, 53);
+    int shift = binary_exponent - 53;                      /* magnitude = mantissa * 2^shift */
+    decimal_big big = {{0}, 0};
+    big.limb[0] = (uint32_t)(mantissa % LIMB_BASE);
+    big.limb[1] = (uint32_t)(mantissa / LIMB_BASE % LIMB_BASE);
+    big.limb[2] = (uint32_t)(mantissa / LIMB_BASE / LIMB_BASE);
+    big.len = big.limb[2] ? 3 : big.limb[1] ? 2 : 1;
+    for (int i = 0; i < shift; i++) {
+        big_multiply(&big, 2);
+    }
+    for (int i = 0; i < -shift; i++) {
+        big_multiply(&big, 5);
+    }
+    char exact[DECIMAL_LIMBS * 9];
+    size_t len = big_digits(&big, exact);
+    /* The value is 0.exact * 10^point. */
+    int point = (int)len + (shift < 0 ? shift : 0);
+    while (len > 1 && exact[len - 1] == '0') {
+        len--;
+    }
+    /* The fewest digits that read back as `magnitude`; 17 always do. */
+    char digits[18];
+    char text[40];
+    for (size_t keep = 1; keep <= 17; keep++) {
+        size_t n = keep < len ? keep : len;
+        int carried = round_digits(exact, len, n, digits);
+        while (n > 1 && digits[n - 1] == '0') {
+            n--;
+        }
+        strbuf candidate = {0};
+        append_number(&candidate, false, digits, n, point + carried);
+        bool same = false;
+        if (!candidate.failed && candidate.len < sizeof text) {
+            memcpy(text, candidate.data, candidate.len);
+            text[candidate.len] = '\0';
+            same = strtod(text, NULL) == magnitude;
+        }
+        strbuf_free(&candidate);
+        if (same || keep == 17 || n == len) {
+            append_number(buf, negative, digits, n, point + carried);
+            return true;
+        }
+    }
+    return true;
+}
 
 char *strbuf_take(strbuf *buf, size_t *len_out) {
     if (!strbuf_reserve(buf, 0)) {

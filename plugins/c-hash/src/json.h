@@ -124,6 +124,14 @@ void json_write_string(strbuf *buf, const char *bytes, size_t len);
 void json_write_cstring(strbuf *buf, const char *text);
 void json_write_uint(strbuf *buf, uint64_t value);
 void json_write_bool(strbuf *buf, bool value);
+/*
+ * Appends `value` as the shortest JSON number that reads back as exactly
+ * `value` (as JavaScript and Python print it: `0.1`, `1e+21`, `5e-324`),
+ * without printf, so a plugin need not link stdio. JSON has no infinities
+ * or NaN: for those it appends nothing and returns false, so the caller can
+ * report the field (the host would refuse the output as invalid JSON).
+ */
+bool json_write_double(strbuf *buf, double value);
 
 /*
  * Hands the buffer's bytes to the caller (malloc'ed, NUL-terminated) and

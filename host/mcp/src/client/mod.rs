@@ -20,7 +20,7 @@ pub mod state;
 pub mod stateless;
 
 pub use legacy::{LegacyClient, Pending};
-pub use state::StateKey;
+pub use state::{StateKey, Subject};
 pub use stateless::StatelessClient;
 
 use serde_json::Value;

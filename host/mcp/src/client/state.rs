@@ -134,8 +134,9 @@ impl fmt::Debug for StateKey {
 /// What a `requestState` says.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallState {
-    /// The tool called.
-    pub tool: String,
+    /// The request it belongs to: [`Subject::key`] of the tool called, the
+    /// prompt got or the resource read.
+    pub subject: String,
     /// [`arguments_hash`] of its arguments.
     pub arguments: String,
     /// Unix seconds when the call's first state was issued: sealed then
@@ -148,6 +149,32 @@ pub struct CallState {
     pub rounds: Vec<Round>,
     /// The round the client was last asked, whose answers the retry brings.
     pub pending: Asked,
+}
+
+/// What a stateless request that may ask the client is about: a state
+/// issued to one is refused by every other (a "yes" given to one prompt
+/// must not answer another, nor a tool's question).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subject<'a> {
+    /// `tools/call` of the tool of this name.
+    Tool(&'a str),
+    /// `prompts/get` of the prompt of this name.
+    Prompt(&'a str),
+    /// `resources/read` of this URI.
+    Resource(&'a str),
+}
+
+impl Subject<'_> {
+    /// The text a state names its request by: the method, a space, then
+    /// the name or URI (neither method has a space, so no two subjects
+    /// share a key).
+    pub fn key(self) -> String {
+        match self {
+            Subject::Tool(name) => format!("tools/call {name}"),
+            Subject::Prompt(name) => format!("prompts/get {name}"),
+            Subject::Resource(uri) => format!("resources/read {uri}"),
+        }
+    }
 }
 
 /// One ask of the tool's, as it was asked.
@@ -176,7 +203,7 @@ pub enum StateError {
     NotOurs,
     TooLarge,
     Expired,
-    OtherTool,
+    OtherSubject,
     OtherArguments,
     TooManyRounds,
 }
@@ -195,9 +222,9 @@ impl fmt::Display for StateError {
             StateError::Expired => f.write_str(
                 "requestState has expired: the answers took too long; call the tool again without it",
             ),
-            StateError::OtherTool => {
-                f.write_str("requestState belongs to a call of another tool; send it with the call that received it")
-            }
+            StateError::OtherSubject => f.write_str(
+                "requestState belongs to another request (a call of another tool, or another prompt or resource); send it with the request that received it",
+            ),
             StateError::OtherArguments => f.write_str(
                 "requestState belongs to a call with other arguments; send it with the arguments of the call that received it",
             ),
@@ -238,12 +265,12 @@ pub fn seal(key: &StateKey, state: &CallState) -> Option<String> {
     (text.len() <= MAX_STATE_BYTES).then_some(text)
 }
 
-/// Opens `text` for a call of `tool` whose arguments hash to `arguments`
-/// at unix time `now`.
+/// Opens `text` for the request whose [`Subject::key`] is `subject` and
+/// whose arguments hash to `arguments`, at unix time `now`.
 pub fn open(
     key: &StateKey,
     text: &str,
-    tool: &str,
+    subject: &str,
     arguments: &str,
     now: u64,
 ) -> Result<CallState, StateError> {
@@ -275,8 +302,8 @@ pub fn open(
     // Sealed by this key, so made by a server: a plaintext that does not
     // read is still not one this server understands.
     let state: CallState = serde_json::from_slice(&plaintext).map_err(|_| StateError::NotOurs)?;
-    if state.tool != tool {
-        return Err(StateError::OtherTool);
+    if state.subject != subject {
+        return Err(StateError::OtherSubject);
     }
     if state.arguments != arguments {
         return Err(StateError::OtherArguments);
@@ -407,7 +434,7 @@ mod tests {
 
     fn state() -> CallState {
         CallState {
-            tool: "t".into(),
+            subject: "t".into(),
             arguments: arguments_hash(&Map::new()),
             born: 500,
             expires: 1_000,
@@ -472,7 +499,7 @@ mod tests {
         let text = seal(&key, &state()).unwrap();
         assert_eq!(
             open(&key, &text, "u", &hash, 999),
-            Err(StateError::OtherTool)
+            Err(StateError::OtherSubject)
         );
         let other = arguments_hash(json!({ "x": 1 }).as_object().unwrap());
         assert_eq!(

@@ -28,8 +28,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::{Map, Value, json};
 
 use super::state::{
-    self, Asked, CallState, MAX_LIFETIME_SECS, MAX_ROUNDS, Round, StateKey, arguments_hash,
-    fingerprint,
+    self, Asked, CallState, MAX_LIFETIME_SECS, MAX_ROUNDS, Round, StateKey, Subject,
+    arguments_hash, fingerprint,
 };
 use super::{Declared, leave_out_undeclared_context};
 use crate::Revision;
@@ -102,11 +102,13 @@ struct Run {
     outcome: Option<Outcome>,
 }
 
-/// The client of one stateless `tools/call`.
+/// The client of one stateless request that may ask (`tools/call`,
+/// `prompts/get`, `resources/read`).
 pub struct StatelessClient {
     declared: Declared,
     key: StateKey,
-    tool: String,
+    /// [`Subject::key`] of the request: the state is bound to it.
+    subject: String,
     /// [`arguments_hash`] of the call's arguments, when the call may need
     /// it: to check the state it brought, or to seal one, which only a
     /// client that declared something it can be asked ever needs. A call
@@ -132,26 +134,28 @@ pub struct StatelessClient {
 }
 
 impl StatelessClient {
-    /// The client of a call of `tool` with `arguments`, whose other params
-    /// are `params` (with `requestState` and `inputResponses`, if any) and
+    /// The client of the request about `subject` with `arguments` (a
+    /// tool's, a prompt's; none for a read), whose other params are
+    /// `params` (with `requestState` and `inputResponses`, if any) and
     /// whose `_meta` declared `declared`; or the error for a state or
-    /// answers that cannot be taken.
-    pub fn for_call(
+    /// answers that cannot be taken, such as a state issued to another
+    /// request.
+    pub fn for_request(
         params: &Map<String, Value>,
         declared: Declared,
-        tool: &str,
+        subject: Subject<'_>,
         arguments: &Map<String, Value>,
         key: StateKey,
         ttl: Duration,
     ) -> Result<StatelessClient, RpcError> {
-        StatelessClient::for_call_at(params, declared, tool, arguments, key, ttl, unix_now())
+        StatelessClient::for_call_at(params, declared, subject, arguments, key, ttl, unix_now())
     }
 
-    /// [`StatelessClient::for_call`] at unix time `now`.
+    /// [`StatelessClient::for_request`] at unix time `now`.
     fn for_call_at(
         params: &Map<String, Value>,
         declared: Declared,
-        tool: &str,
+        subject: Subject<'_>,
         arguments: &Map<String, Value>,
         key: StateKey,
         ttl: Duration,
@@ -171,12 +175,13 @@ impl StatelessClient {
             }
         };
         let hash = (state_text.is_some() || declares_any).then(|| arguments_hash(arguments));
+        let subject = subject.key();
         let state = match (state_text, &hash) {
-            (Some(text), Some(hash)) => {
-                Some(state::open(&key, text, tool, hash, now).map_err(|problem| {
+            (Some(text), Some(hash)) => Some(
+                state::open(&key, text, &subject, hash, now).map_err(|problem| {
                     RpcError::invalid_params(format!("Invalid params: {problem}"))
-                })?)
-            }
+                })?,
+            ),
             _ => None,
         };
         let responses = match params.get("inputResponses") {
@@ -198,7 +203,7 @@ impl StatelessClient {
         Ok(StatelessClient {
             declared,
             key,
-            tool: tool.to_string(),
+            subject,
             arguments: hash,
             ttl,
             now,
@@ -282,7 +287,7 @@ impl StatelessClient {
             .saturating_add(self.ttl.as_secs())
             .min(born.saturating_add(MAX_LIFETIME_SECS));
         let state = CallState {
-            tool: self.tool.clone(),
+            subject: self.subject.clone(),
             // Some: this ask passed the capability check, so the client
             // declared something.
             arguments: self
@@ -363,7 +368,7 @@ mod tests {
         let client = StatelessClient::for_call_at(
             params.as_object().unwrap(),
             elicitation(),
-            "t",
+            Subject::Tool("t"),
             &Map::new(),
             StateKey::new([3; 32]),
             ttl,
@@ -378,7 +383,7 @@ mod tests {
 
     fn opened(state: &str, now: u64) -> CallState {
         let hash = arguments_hash(&Map::new());
-        state::open(&StateKey::new([3; 32]), state, "t", &hash, now).unwrap()
+        state::open(&StateKey::new([3; 32]), state, "tools/call t", &hash, now).unwrap()
     }
 
     #[test]
@@ -423,7 +428,7 @@ mod tests {
         let client = StatelessClient::for_call_at(
             params.as_object().unwrap(),
             declared,
-            "t",
+            Subject::Tool("t"),
             &Map::new(),
             StateKey::new([3; 32]),
             Duration::from_secs(600),

@@ -2,7 +2,7 @@
 //!
 //! Answers the client has not read yet wait in the output's backlog. Once
 //! [`BACKLOG_PAUSE`] bytes wait, stdin is not read until fewer than half of
-//! them do, and progress and log notifications are dropped instead of
+//! them do, and progress, log and resource update notifications are dropped instead of
 //! queued (responses never are). Too many requests running holds reading
 //! back too.
 
@@ -80,7 +80,7 @@ impl Flow {
         }
         if !self.dropping.swap(true, Ordering::Relaxed) {
             tracing::warn!(
-                "the client is not reading: progress and log notifications are dropped while {} MiB of output waits",
+                "the client is not reading: progress, log and resource update notifications are dropped while {} MiB of output waits",
                 BACKLOG_PAUSE >> 20
             );
         }

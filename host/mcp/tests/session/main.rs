@@ -12,5 +12,7 @@ mod calls;
 mod events;
 mod handshake;
 mod listing;
+mod prompts;
+mod resources;
 mod stateless;
 mod wire;

@@ -2,13 +2,17 @@
 //! there to exercise one part of the protocol, and the host events (tool list
 //! changes, server logs) a test triggers by hand.
 
+use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 
 use corral_mcp::{HostEvents, HostLog, ToolHost, UnknownTool};
 use corral_tool::{
-    Annotations, AskError, CallContext, CallEvent, CallOutput, Client, Content, Icon, InputKind,
-    InputRequest, LogLevel, ResourceContents, Role, TaskSupport, ToolAnnotations, ToolDef,
+    Annotations, AskError, CallContext, CallEvent, CallOutput, Client, CompleteError,
+    CompletionRef, CompletionRequest, Completions, Content, Icon, InputKind, InputRequest,
+    LogLevel, Offers, PromptArgument, PromptDef, PromptError, PromptMessage, PromptOutput,
+    ReadError, ResourceContents, ResourceDef, ResourceItem, ResourceTemplateDef, Role, TaskSupport,
+    ToolAnnotations, ToolDef,
 };
 use serde_json::{Map, Value, json};
 use tokio::sync::{Notify, broadcast, watch};
@@ -263,7 +267,15 @@ fn tool(name: &str, description: &str, input_schema: Value) -> ToolDef {
 /// documentation says.
 pub struct FakeHost {
     tools: Mutex<Arc<[ToolDef]>>,
+    /// What [`FakeHost::with_features`] serves besides tools (nothing by
+    /// default).
+    features: Mutex<Features>,
     tools_changed: watch::Sender<u64>,
+    resources_changed: watch::Sender<u64>,
+    prompts_changed: watch::Sender<u64>,
+    resource_updated: broadcast::Sender<String>,
+    /// Whether the host has finished starting ([`ToolHost::ready`]).
+    started: watch::Sender<bool>,
     logs: broadcast::Sender<HostLog>,
     /// Notified when a `wait` call starts running.
     wait_started: Notify,
@@ -281,11 +293,69 @@ impl FakeHost {
     pub fn serving(tools: Vec<ToolDef>) -> Self {
         FakeHost {
             tools: Mutex::new(tools.into()),
+            features: Mutex::new(Features::none()),
             tools_changed: watch::Sender::new(0),
+            resources_changed: watch::Sender::new(0),
+            prompts_changed: watch::Sender::new(0),
+            resource_updated: broadcast::Sender::new(16),
+            started: watch::Sender::new(true),
             logs: broadcast::Sender::new(16),
             wait_started: Notify::new(),
             wait_stopped: Notify::new(),
         }
+    }
+
+    /// Not ready until [`FakeHost::finish_starting`], as a server still
+    /// loading its plugins.
+    pub fn starting(self) -> Self {
+        self.started.send_replace(false);
+        self
+    }
+
+    /// Ready from now on.
+    pub fn finish_starting(&self) {
+        self.started.send_replace(true);
+    }
+
+    /// Serving also the resources, templates and prompts of [`features`],
+    /// completing their arguments.
+    pub fn with_features(self) -> Self {
+        *self.features.lock().unwrap() = features();
+        self
+    }
+
+    /// Serving also `features`.
+    pub fn with(self, features: Features) -> Self {
+        *self.features.lock().unwrap() = features;
+        self
+    }
+
+    /// Replaces what is served besides tools and signals that the resource
+    /// and prompt lists changed, as a reload does.
+    pub fn set_features(&self, features: Features) {
+        *self.features.lock().unwrap() = features;
+        self.resources_changed
+            .send_modify(|generation| *generation += 1);
+        self.prompts_changed
+            .send_modify(|generation| *generation += 1);
+    }
+
+    /// Signals that the resource list changed (alone).
+    pub fn touch_resources(&self) {
+        self.resources_changed
+            .send_modify(|generation| *generation += 1);
+    }
+
+    /// Signals that the prompt list changed (alone).
+    pub fn touch_prompts(&self) {
+        self.prompts_changed
+            .send_modify(|generation| *generation += 1);
+    }
+
+    /// Says that the resource at `uri` changed, as `host.resource-updated`.
+    pub fn update(&self, uri: &str) {
+        // Fails only when no session follows the host.
+        let _ = self.resource_updated.send(uri.into());
     }
 
     /// Replaces the tool list and signals the change, as a reload does.
@@ -402,12 +472,66 @@ impl ToolHost for FakeHost {
     fn subscribe(&self) -> Option<HostEvents> {
         Some(HostEvents {
             tools_changed: self.tools_changed.subscribe(),
-            // Not wired yet: no resources or prompts change.
-            resources_changed: tokio::sync::watch::channel(0).1,
-            prompts_changed: tokio::sync::watch::channel(0).1,
-            resource_updated: tokio::sync::broadcast::channel(1).1,
+            resources_changed: self.resources_changed.subscribe(),
+            prompts_changed: self.prompts_changed.subscribe(),
+            resource_updated: self.resource_updated.subscribe(),
             logs: self.logs.subscribe(),
         })
+    }
+
+    async fn ready(&self) {
+        let mut started = self.started.subscribe();
+        // The sender lives as long as the host.
+        let _ = started.wait_for(|started| *started).await;
+    }
+
+    fn resources(&self) -> Arc<[ResourceDef]> {
+        self.features.lock().unwrap().resources.clone()
+    }
+
+    fn resource_templates(&self) -> Arc<[ResourceTemplateDef]> {
+        self.features.lock().unwrap().templates.clone()
+    }
+
+    fn prompts(&self) -> Arc<[PromptDef]> {
+        self.features.lock().unwrap().prompts.clone()
+    }
+
+    fn offers(&self) -> Offers {
+        let features = self.features.lock().unwrap();
+        Offers {
+            resources: !features.resources.is_empty() || !features.templates.is_empty(),
+            prompts: !features.prompts.is_empty(),
+            completions: features.completions,
+        }
+    }
+
+    async fn read_resource(
+        &self,
+        uri: &str,
+        context: CallContext,
+    ) -> Result<Vec<ResourceItem>, ReadError> {
+        read(uri, context).await
+    }
+
+    async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: BTreeMap<String, String>,
+        context: CallContext,
+    ) -> Result<PromptOutput, PromptError> {
+        if !self.prompts().iter().any(|prompt| prompt.name == name) {
+            return Err(PromptError::Unknown(format!("unknown prompt `{name}`")));
+        }
+        get_prompt(name, arguments, context).await
+    }
+
+    async fn complete(
+        &self,
+        request: CompletionRequest,
+        _context: CallContext,
+    ) -> Result<Completions, CompleteError> {
+        complete(request)
     }
 }
 
@@ -651,4 +775,262 @@ fn media_output() -> CallOutput {
         structured: None,
         is_error: false,
     }
+}
+
+/// What a [`FakeHost`] serves besides tools.
+#[derive(Clone)]
+pub struct Features {
+    pub resources: Arc<[ResourceDef]>,
+    pub templates: Arc<[ResourceTemplateDef]>,
+    pub prompts: Arc<[PromptDef]>,
+    /// Whether `completion/complete` is offered.
+    pub completions: bool,
+}
+
+impl Features {
+    /// Nothing but tools.
+    pub fn none() -> Features {
+        Features {
+            resources: Arc::new([]),
+            templates: Arc::new([]),
+            prompts: Arc::new([]),
+            completions: false,
+        }
+    }
+}
+
+/// The resources, templates and prompts [`FakeHost::with_features`] serves:
+/// - `doc://readme`: every optional field; reads as markdown text;
+/// - `doc://logo`: reads as a PNG blob of bytes 0, 1, 2;
+/// - `doc://secret`: asks the client for a passphrase (an elicitation form,
+///   key `passphrase`, field `word`) and reads as "the secret is WORD";
+/// - `doc://broken`: every read fails ("the disk is full");
+/// - template `doc://notes/{topic}`: reads as "Notes on TOPIC", but
+///   `doc://notes/missing` is not found;
+/// - prompt `greeting` (argument `name` required, `style` optional):
+///   reports progress 1 of 1 and logs "greeting NAME" at info, answers one
+///   user message "Say hello to NAME" (", STYLE" when given);
+/// - prompt `showcase`: a message of each content kind but text;
+/// - prompt `confirm`: asks the client (key `user_context`, field
+///   `context`) and answers the context as an assistant message;
+/// - prompt `broken`: fails ("the template is gone");
+/// - completion of `greeting`'s `name` (names starting with the value) and
+///   of the template's `topic` (150 topics `t000`..: more than the 100 an
+///   answer may carry).
+pub fn features() -> Features {
+    let readme = ResourceDef {
+        uri: "doc://readme".into(),
+        name: "readme".into(),
+        title: Some("Read me".into()),
+        description: Some("Start here".into()),
+        mime_type: Some("text/markdown".into()),
+        size: Some(12),
+        annotations: Some(Annotations {
+            audience: vec![Role::User],
+            priority: Some(0.5),
+            last_modified: Some("2025-05-03T14:30:00Z".into()),
+        }),
+        icons: vec![Icon {
+            src: "https://example.com/doc.png".into(),
+            mime_type: None,
+            sizes: vec![],
+            theme: None,
+        }],
+        held_bytes: 100,
+    };
+    let plain = |uri: &str, name: &str, mime: &str| ResourceDef {
+        uri: uri.into(),
+        name: name.into(),
+        title: None,
+        description: None,
+        mime_type: Some(mime.into()),
+        size: None,
+        annotations: None,
+        icons: vec![],
+        held_bytes: 100,
+    };
+    let notes = ResourceTemplateDef {
+        uri_template: "doc://notes/{topic}".into(),
+        name: "notes".into(),
+        title: Some("Notes".into()),
+        description: Some("Notes by topic".into()),
+        mime_type: Some("text/plain".into()),
+        annotations: None,
+        icons: vec![],
+        held_bytes: 100,
+    };
+    let argument = |name: &str, title: Option<&str>, required: bool| PromptArgument {
+        name: name.into(),
+        title: title.map(Into::into),
+        description: Some(format!("The {name}")),
+        required,
+    };
+    let prompt = |name: &str, arguments: Vec<PromptArgument>| PromptDef {
+        name: name.into(),
+        title: None,
+        description: Some(format!("The {name} prompt")),
+        arguments,
+        icons: vec![],
+        held_bytes: 100,
+    };
+    Features {
+        resources: vec![
+            readme,
+            plain("doc://logo", "logo", "image/png"),
+            plain("doc://secret", "secret", "text/plain"),
+            plain("doc://broken", "broken", "text/plain"),
+        ]
+        .into(),
+        templates: vec![notes].into(),
+        prompts: vec![
+            PromptDef {
+                title: Some("Greeting".into()),
+                icons: vec![Icon {
+                    src: "https://example.com/wave.png".into(),
+                    mime_type: Some("image/png".into()),
+                    sizes: vec![],
+                    theme: None,
+                }],
+                ..prompt(
+                    "greeting",
+                    vec![
+                        argument("name", Some("Name"), true),
+                        argument("style", None, false),
+                    ],
+                )
+            },
+            prompt("showcase", vec![]),
+            prompt("confirm", vec![]),
+            prompt("broken", vec![]),
+        ]
+        .into(),
+        completions: true,
+    }
+}
+
+async fn read(uri: &str, context: CallContext) -> Result<Vec<ResourceItem>, ReadError> {
+    let item = |mime: &str, contents| ResourceItem {
+        uri: uri.into(),
+        mime_type: Some(mime.into()),
+        contents,
+    };
+    match uri {
+        "doc://readme" => Ok(vec![item(
+            "text/markdown",
+            ResourceContents::Text("# Read me".into()),
+        )]),
+        "doc://logo" => Ok(vec![item(
+            "image/png",
+            ResourceContents::Blob(vec![0, 1, 2]),
+        )]),
+        "doc://secret" => {
+            let Some(client) = context.client else {
+                return Err(ReadError::Failed("no client to ask".into()));
+            };
+            match client
+                .ask(vec![form("passphrase", "The passphrase?", "word")])
+                .await
+            {
+                Ok(answers) => Ok(vec![item(
+                    "text/plain",
+                    ResourceContents::Text(format!("the secret is {}", field(&answers[0], "word"))),
+                )]),
+                Err(error) => Err(ReadError::Failed(format!("{error:?}"))),
+            }
+        }
+        "doc://broken" => Err(ReadError::Failed("the disk is full".into())),
+        "doc://notes/missing" => Err(ReadError::NotFound),
+        other => match other.strip_prefix("doc://notes/") {
+            Some(topic) => Ok(vec![item(
+                "text/plain",
+                ResourceContents::Text(format!("Notes on {topic}")),
+            )]),
+            None => Err(ReadError::NotFound),
+        },
+    }
+}
+
+async fn get_prompt(
+    name: &str,
+    arguments: BTreeMap<String, String>,
+    context: CallContext,
+) -> Result<PromptOutput, PromptError> {
+    let message = |role, content| PromptMessage { role, content };
+    let messages = match name {
+        "greeting" => {
+            let who = arguments.get("name").cloned().unwrap_or_default();
+            if let Some(events) = &context.events {
+                events(CallEvent::Progress {
+                    done: 1.0,
+                    total: Some(1.0),
+                    message: Some("greeting".into()),
+                });
+                events(CallEvent::Log {
+                    level: LogLevel::Info,
+                    message: format!("greeting {who}"),
+                });
+            }
+            let text = match arguments.get("style") {
+                Some(style) => format!("Say hello to {who}, {style}"),
+                None => format!("Say hello to {who}"),
+            };
+            vec![message(Role::User, Content::text(text))]
+        }
+        "showcase" => media_output()
+            .content
+            .into_iter()
+            .map(|content| message(Role::Assistant, content))
+            .collect(),
+        "confirm" => {
+            let Some(client) = context.client else {
+                return Err(PromptError::Failed("no client to ask".into()));
+            };
+            let ask = form(
+                "user_context",
+                "What context should the prompt use?",
+                "context",
+            );
+            match client.ask(vec![ask]).await {
+                Ok(answers) => vec![message(
+                    Role::Assistant,
+                    Content::text(field(&answers[0], "context")),
+                )],
+                Err(error) => return Err(PromptError::Failed(format!("{error:?}"))),
+            }
+        }
+        "broken" => return Err(PromptError::Failed("the template is gone".into())),
+        other => unreachable!("{other} is not a fake prompt"),
+    };
+    Ok(PromptOutput {
+        description: Some(format!("The {name} prompt")),
+        messages,
+    })
+}
+
+fn complete(request: CompletionRequest) -> Result<Completions, CompleteError> {
+    let candidates: Vec<String> = match (&request.reference, request.argument.as_str()) {
+        (CompletionRef::Prompt(name), "name") if name == "greeting" => {
+            ["Ada", "Alan", "Bob"].map(String::from).to_vec()
+        }
+        (CompletionRef::ResourceTemplate(uri), "topic") if uri == "doc://notes/{topic}" => {
+            (0..150).map(|i| format!("t{i:03}")).collect()
+        }
+        (CompletionRef::Prompt(name), _) if name == "broken" => {
+            return Err(CompleteError::Failed("the template is gone".into()));
+        }
+        (reference, argument) => {
+            return Err(CompleteError::UnknownReference(format!(
+                "nothing to complete for {reference:?} argument `{argument}`"
+            )));
+        }
+    };
+    let values: Vec<String> = candidates
+        .into_iter()
+        .filter(|value| value.starts_with(&request.value))
+        .collect();
+    Ok(Completions {
+        total: Some(values.len() as u64),
+        values,
+        has_more: false,
+    })
 }

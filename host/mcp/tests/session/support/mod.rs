@@ -5,7 +5,7 @@ mod client;
 mod host;
 
 pub use client::Client;
-pub use host::{FakeHost, add, asking, catalog, echo, forecast};
+pub use host::{FakeHost, Features, add, asking, catalog, echo, features, forecast};
 
 use corral_mcp::ServerOptions;
 use corral_tool::ToolDef;
