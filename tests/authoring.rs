@@ -161,11 +161,16 @@ fn scaffold_builds_and_serves(
         true,
     );
     let listed = String::from_utf8_lossy(&listed.stdout);
-    assert_eq!(
-        listed.trim(),
-        format!("{name}  Say hello to someone by name."),
-        "corral list"
-    );
+    let tool_line = format!("{name}  Say hello to someone by name.");
+    if extra.contains(&"--resources") {
+        // The tool, besides what `corral list` shows of resources and prompts.
+        assert!(
+            listed.lines().any(|line| line.trim() == tool_line),
+            "corral list: {listed}"
+        );
+    } else {
+        assert_eq!(listed.trim(), tool_line, "corral list");
+    }
     // With the plugin built, ./test also shows what Corral makes of it.
     let tested = run(
         &format!("{language} ./test (built)"),
@@ -194,6 +199,79 @@ fn scaffold_builds_and_serves(
 #[test]
 fn rust() {
     scaffold_builds_and_serves("rust", "greet-rs", &[]);
+}
+
+/// `corral new rust NAME --resources`: the project's tests read its
+/// resource and template, get its prompt and complete its arguments; its
+/// component exports `resources`, `prompts` and `completion` besides
+/// `tools` (the world `plugin-full`), with URIs under the name's scheme
+/// (`_` becomes `-`).
+#[test]
+fn rust_with_resources() {
+    let (_parent, project) = scaffold_builds_and_serves("rust", "docs_rs", &["--resources"]);
+    let lib = std::fs::read_to_string(project.join("src/lib.rs")).unwrap();
+    assert!(lib.contains("\"docs-rs://greetings/{language}\""), "{lib}");
+    let tested = run(
+        "rust ./test (resources)",
+        &mut script(&project, "test"),
+        true,
+    );
+    let tested = String::from_utf8_lossy(&tested.stdout);
+    for test in [
+        "the_resource_lists_every_greeting",
+        "the_template_reads_one_language",
+        "the_prompt_embeds_the_greeting",
+        "languages_complete_by_prefix",
+    ] {
+        assert!(
+            tested.contains(&format!("tests::{test} ... ok")),
+            "{tested}"
+        );
+    }
+    let wasm_tools = target_dir().join("toolchains/cargo/bin/wasm-tools");
+    let wit = run(
+        "wasm-tools component wit docs_rs.wasm",
+        Command::new(&wasm_tools)
+            .args(["component", "wit"])
+            .arg(project.join("docs_rs.wasm")),
+        true,
+    );
+    let wit = String::from_utf8_lossy(&wit.stdout);
+    let mut exports: Vec<&str> = wit
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("export corral:plugin/"))
+        .collect();
+    exports.sort_unstable();
+    assert_eq!(
+        exports,
+        [
+            "completion@0.3.0;",
+            "prompts@0.3.0;",
+            "resources@0.3.0;",
+            "tools@0.3.0;"
+        ],
+        "{wit}"
+    );
+}
+
+/// `--resources` is for Rust, Python and JavaScript: a C project is refused,
+/// and nothing is written.
+#[test]
+fn c_has_no_resources_template() {
+    let parent = tempfile::tempdir().unwrap();
+    let output = run(
+        "corral new c docs --resources",
+        corral()
+            .args(["new", "c", "docs", "--resources", "--dir"])
+            .arg(parent.path()),
+        false,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--resources: a C project offers tools only"),
+        "{stderr}"
+    );
+    assert!(!parent.path().join("docs").exists());
 }
 
 /// When the SDK a project depends on is gone, `./build` fails with the one

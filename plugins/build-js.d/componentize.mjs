@@ -13,7 +13,9 @@
 // (wit/plugin-with-state.wit), `plugin-with-files`, which adds
 // wasi:filesystem's types and preopens and wasi:cli/environment for a plugin
 // whose manifest grants [[dirs]] (wit/plugin-with-files.wit), or
-// `plugin-with-state-and-files`.
+// `plugin-with-state-and-files`, or `plugin-full`, which exports `resources`,
+// `prompts` and `completion` besides `tools` (wit/plugin.wit), for a plugin
+// whose plugin.js exports `resources` or `prompts`.
 //
 // Console output (the engine's `stdio` feature) stays on: without it an
 // uncaught error's message and stack are lost and the call fails with a bare
@@ -39,6 +41,7 @@ const worlds = {
   'plugin-with-state': ['corral:plugin/', 'wasi:keyvalue/'],
   'plugin-with-files': ['corral:plugin/', ...files],
   'plugin-with-state-and-files': ['corral:plugin/', 'wasi:keyvalue/', ...files],
+  'plugin-full': ['corral:plugin/'],
 };
 const allowed = worlds[worldName];
 if (!outPath || !allowed) {

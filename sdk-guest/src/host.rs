@@ -1,5 +1,5 @@
 //! What the host offers a running tool: logging, progress reports, and
-//! word that the plugin's tool list changed.
+//! word that the plugin's tools, resources or prompts changed.
 
 /// Write to the host's log.
 ///
@@ -127,4 +127,42 @@ pub fn progress(done: f64, total: Option<f64>, message: Option<&str>) {
 pub fn tools_changed() {
     #[cfg(target_arch = "wasm32")]
     crate::bindings::corral::plugin::host::tools_changed();
+}
+
+/// Says that the plugin's resources or resource templates changed: what
+/// its [`plugin!`](crate::plugin) `resources` or `templates` return depends
+/// on something this call changed. As [`tools_changed`], for
+/// `notifications/resources/list_changed`. On native targets (unit tests)
+/// it does nothing.
+pub fn resources_changed() {
+    #[cfg(target_arch = "wasm32")]
+    crate::bindings::corral::plugin::host::resources_changed();
+}
+
+/// Says that the plugin's prompts changed: what its [`plugin!`](crate::plugin)
+/// `prompts` return depends on something this call changed. As
+/// [`tools_changed`], for `notifications/prompts/list_changed`. On native
+/// targets (unit tests) it does nothing.
+pub fn prompts_changed() {
+    #[cfg(target_arch = "wasm32")]
+    crate::bindings::corral::plugin::host::prompts_changed();
+}
+
+/// Says that the contents of the resource at `uri` changed: once the call
+/// ends, clients that subscribed to `uri` are told
+/// `notifications/resources/updated` (and read it again). A URI the plugin
+/// does not serve (neither a listed resource nor one matching its
+/// templates) is ignored; each call tells at most 100 distinct URIs, and
+/// each subscriber hears of a URI at most once a second. On native targets
+/// (unit tests) it does nothing.
+///
+/// ```no_run
+/// // After a tool rewrote a note:
+/// corral_sdk::resource_updated("notes://groceries");
+/// ```
+pub fn resource_updated(uri: &str) {
+    #[cfg(target_arch = "wasm32")]
+    crate::bindings::corral::plugin::host::resource_updated(uri);
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = uri;
 }

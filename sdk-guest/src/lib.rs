@@ -66,18 +66,27 @@
 #![warn(missing_docs)]
 
 pub mod client;
+mod completion;
 mod content;
 mod host;
+mod prompt;
+mod resource;
 mod result;
 mod schema;
 pub mod state;
 mod tool;
+mod uri_template;
 
+// The bindings of the contract's widest world, `plugin-full`: the types and
+// glue of every interface a plugin may export. Its `export!` macro is not
+// used, since it would make every plugin export everything: `plugin!`
+// exports only the interfaces of the world it picks, and embeds that world's
+// description (built by build.rs) for the componentization to read.
 #[doc(hidden)]
 #[allow(missing_docs)]
 pub mod bindings {
     wit_bindgen::generate!({
-        world: "plugin",
+        world: "plugin-full",
         path: "wit",
         pub_export_macro: true,
         default_bindings_module: "::corral_sdk::bindings",
@@ -99,8 +108,15 @@ mod keyvalue {
 #[doc(hidden)]
 pub mod __private;
 
+pub use completion::{Completions, MAX_COMPLETIONS, complete_prefix};
 pub use content::{Annotations, Content, EmbeddedResource, ResourceContents, ResourceLink, Role};
-pub use host::{log, progress, tools_changed};
+pub use host::{
+    log, progress, prompts_changed, resource_updated, resources_changed, tools_changed,
+};
+pub use prompt::{
+    IntoPromptResult, Prompt, PromptArgument, PromptError, PromptMessage, PromptResult,
+};
+pub use resource::{Blob, Contents, IntoContents, ReadError, Resource, ResourceTemplate};
 pub use result::{Audio, CallResult, Image, IntoToolResult, Json, ToolError};
 pub use tool::{Icon, NoArgs, Tool};
 
@@ -108,12 +124,11 @@ pub use tool::{Icon, NoArgs, Tool};
 /// without another dependency.
 pub use serde_json;
 
-/// Exports a plugin's tools from this crate.
+/// Exports a plugin's tools, resources, resource templates and prompts
+/// from this crate.
 ///
-/// Invoke it once, at the root of a `cdylib` crate, with a comma-separated
-/// list of [`Tool`] expressions. The list is evaluated once per instance,
-/// i.e. once per host request, so keep the expressions cheap (they usually
-/// are: a name, a function and a few strings).
+/// Invoke it once, at the root of a `cdylib` crate. A plugin of tools only
+/// lists its [`Tool`] expressions, comma-separated:
 ///
 /// ```rust,no_run
 /// use corral_sdk::{plugin, NoArgs, Tool};
@@ -127,13 +142,51 @@ pub use serde_json;
 /// }
 /// ```
 ///
-/// The macro also defines a hidden function `__corral_tools() -> Vec<Tool>`
-/// in the invoking module, which tests can use to inspect the tool list.
+/// A plugin that offers more names each kind, in any order, each with an
+/// array of definitions (or any expression giving a `Vec` of them, such as
+/// a function call, for lists that depend on the plugin's [`state`]):
+/// `tools` ([`Tool`]), `resources` ([`Resource`]), `templates`
+/// ([`ResourceTemplate`]) and `prompts` ([`Prompt`]).
 ///
-/// A plugin whose tools depend on its [`state`] names a function that
-/// returns them instead, `plugin!(tools = FUNCTION)`, called each time the
-/// host lists the plugin or calls a tool; after a call that changed what it
-/// returns, the tool says so with [`tools_changed`]:
+/// ```rust,no_run
+/// use corral_sdk::{plugin, NoArgs, Prompt, Resource};
+///
+/// fn rules() -> &'static str {
+///     "# House rules\n\nBe kind."
+/// }
+///
+/// fn greet(_: NoArgs) -> &'static str {
+///     "Greet the user by the house rules."
+/// }
+///
+/// plugin! {
+///     resources: [Resource::new("house://rules", "rules", rules).mime_type("text/markdown")],
+///     prompts: [Prompt::new("greet", greet).description("Greet the user")],
+/// }
+/// ```
+///
+/// The lists are evaluated once per instance, i.e. once per host request,
+/// so keep them cheap (they usually are: a name, a function and a few
+/// strings).
+///
+/// **What the component exports** follows from the kinds named: the
+/// contract's world `plugin` (interface `tools`) for tools only,
+/// `resource-plugin` (`resources` and `completion`) for resources and
+/// templates only, and `plugin-full` (`tools`, `resources`, `prompts` and
+/// `completion`) otherwise, whose lists not named are empty. Corral offers
+/// clients only what some plugin lists, so an empty list costs nothing; a
+/// plugin of tools only exports exactly what it did before 0.3.0.
+///
+/// The macro also defines hidden functions `__corral_tools()`,
+/// `__corral_resources()`, `__corral_templates()` and `__corral_prompts()`
+/// in the invoking module, which tests can use to inspect the lists.
+///
+/// A plugin whose tools depend on its [`state`] may also name a function
+/// that returns them, `plugin!(tools = FUNCTION)` (the same as
+/// `plugin! { tools: FUNCTION() }`), called each time the host lists the
+/// plugin or calls a tool; after a call that changed what it returns, the
+/// tool says so with [`tools_changed`] ([`resources_changed`] and
+/// [`prompts_changed`] for the other lists):
 ///
 /// ```rust,no_run
 /// use corral_sdk::state::{Bucket, StateError};
@@ -167,39 +220,147 @@ pub use serde_json;
 #[macro_export]
 macro_rules! plugin {
     (tools = $tools:path $(,)?) => {
-        /// The tools this plugin exports, as of now.
-        #[doc(hidden)]
-        #[allow(dead_code)]
-        pub fn __corral_tools() -> ::std::vec::Vec<$crate::Tool> {
-            $tools()
-        }
-
-        $crate::__export_plugin!();
+        $crate::__plugin_parts!([$tools()] [] [] []);
+    };
+    ($($kind:ident : $list:expr),+ $(,)?) => {
+        $crate::__plugin_sections!([] [] [] [] $($kind : $list,)+);
     };
     ($($tool:expr),* $(,)?) => {
-        /// The tools this plugin exports.
-        #[doc(hidden)]
-        #[allow(dead_code)]
-        pub fn __corral_tools() -> ::std::vec::Vec<$crate::Tool> {
-            ::std::vec![$($tool),*]
-        }
-
-        $crate::__export_plugin!();
+        $crate::__plugin_parts!([::std::vec![$($tool),*]] [] [] []);
     };
 }
 
-/// Exports `__corral_tools`, defined by [`plugin!`] in the invoking module.
+/// Sorts `plugin!`'s named lists into tools, resources, templates and
+/// prompts.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __plugin_sections {
+    ([$($t:tt)*] [$($r:tt)*] [$($m:tt)*] [$($p:tt)*]) => {
+        $crate::__plugin_parts!([$($t)*] [$($r)*] [$($m)*] [$($p)*]);
+    };
+    ([] [$($r:tt)*] [$($m:tt)*] [$($p:tt)*] tools : $list:expr, $($rest:tt)*) => {
+        $crate::__plugin_sections!([$list] [$($r)*] [$($m)*] [$($p)*] $($rest)*);
+    };
+    ([$($t:tt)*] [] [$($m:tt)*] [$($p:tt)*] resources : $list:expr, $($rest:tt)*) => {
+        $crate::__plugin_sections!([$($t)*] [$list] [$($m)*] [$($p)*] $($rest)*);
+    };
+    ([$($t:tt)*] [$($r:tt)*] [] [$($p:tt)*] templates : $list:expr, $($rest:tt)*) => {
+        $crate::__plugin_sections!([$($t)*] [$($r)*] [$list] [$($p)*] $($rest)*);
+    };
+    ([$($t:tt)*] [$($r:tt)*] [$($m:tt)*] [] prompts : $list:expr, $($rest:tt)*) => {
+        $crate::__plugin_sections!([$($t)*] [$($r)*] [$($m)*] [$list] $($rest)*);
+    };
+    ([$($t:tt)*] [$($r:tt)*] [$($m:tt)*] [$($p:tt)*] $kind:ident : $list:expr, $($rest:tt)*) => {
+        ::std::compile_error!(::std::concat!(
+            "plugin!: `", ::std::stringify!($kind),
+            "` is named twice or is not one of `tools`, `resources`, `templates` and `prompts`"
+        ));
+    };
+}
+
+/// Defines `plugin!`'s list functions and exports the world they need:
+/// `plugin` for tools only, `resource-plugin` for resources and templates
+/// only, `plugin-full` otherwise.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __plugin_parts {
+    ([$($t:expr)?] [$($r:expr)?] [$($m:expr)?] [$($p:expr)?]) => {
+        /// The tools this plugin exports.
+        #[doc(hidden)]
+        #[allow(dead_code, unreachable_code)]
+        pub fn __corral_tools() -> ::std::vec::Vec<$crate::Tool> {
+            $(return ::std::vec::Vec::from($t);)?
+            ::std::vec::Vec::new()
+        }
+
+        /// The resources this plugin exports.
+        #[doc(hidden)]
+        #[allow(dead_code, unreachable_code)]
+        pub fn __corral_resources() -> ::std::vec::Vec<$crate::Resource> {
+            $(return ::std::vec::Vec::from($r);)?
+            ::std::vec::Vec::new()
+        }
+
+        /// The resource templates this plugin exports.
+        #[doc(hidden)]
+        #[allow(dead_code, unreachable_code)]
+        pub fn __corral_templates() -> ::std::vec::Vec<$crate::ResourceTemplate> {
+            $(return ::std::vec::Vec::from($m);)?
+            ::std::vec::Vec::new()
+        }
+
+        /// The prompts this plugin exports.
+        #[doc(hidden)]
+        #[allow(dead_code, unreachable_code)]
+        pub fn __corral_prompts() -> ::std::vec::Vec<$crate::Prompt> {
+            $(return ::std::vec::Vec::from($p);)?
+            ::std::vec::Vec::new()
+        }
+
+        $crate::__export_plugin!([$($t)?] [$($r)?] [$($m)?] [$($p)?]);
+    };
+}
+
+/// Exports the world for the lists `plugin!` was given: the glue of each
+/// interface the world exports, and the world's description, which tells
+/// the componentization what the component exports.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __export_plugin {
-    () => {
+    ([$($t:expr)?] [] [] []) => {
+        $crate::__export_world!(PLUGIN, PLUGIN_LEN, "plugin");
+        $crate::__export_tools!();
+    };
+    ([] [$($r:expr)?] [$($m:expr)?] []) => {
+        $crate::__export_world!(RESOURCES, RESOURCES_LEN, "resource-plugin");
+        $crate::__export_resources!();
+    };
+    ([$($t:expr)?] [$($r:expr)?] [$($m:expr)?] [$($p:expr)?]) => {
+        $crate::__export_world!(FULL, FULL_LEN, "plugin-full");
+        $crate::__export_tools!();
+        $crate::__export_resources!();
+        $crate::__export_prompts!();
+    };
+}
+
+/// Embeds the world `$world` (a `component-type` custom section) and
+/// defines the type that implements its interfaces and everything the
+/// plugin exports, `__corral_plugin()`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __export_world {
+    ($world:ident, $len:ident, $name:literal) => {
+        #[cfg(target_arch = "wasm32")]
+        #[unsafe(link_section = ::std::concat!("component-type:corral-sdk:", $name))]
+        #[doc(hidden)]
+        #[used]
+        static __CORRAL_WORLD: [u8; $crate::__private::worlds::$len] =
+            $crate::__private::worlds::$world;
 
         #[doc(hidden)]
         struct __CorralPlugin;
 
+        /// Everything this plugin exports.
+        #[allow(dead_code)]
+        fn __corral_plugin() -> $crate::__private::Plugin {
+            $crate::__private::Plugin {
+                tools: __corral_tools(),
+                resources: __corral_resources(),
+                templates: __corral_templates(),
+                prompts: __corral_prompts(),
+            }
+        }
+    };
+}
+
+/// Exports `tools`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __export_tools {
+    () => {
         impl $crate::bindings::exports::corral::plugin::tools::Guest for __CorralPlugin {
             fn list() -> ::std::vec::Vec<$crate::bindings::exports::corral::plugin::tools::Tool> {
-                $crate::__private::list(__corral_tools())
+                $crate::__private::list_tools(__corral_tools())
             }
 
             fn call(
@@ -210,7 +371,82 @@ macro_rules! __export_plugin {
             }
         }
 
-        $crate::bindings::export!(__CorralPlugin with_types_in $crate::bindings);
+        $crate::bindings::exports::corral::plugin::tools::__export_corral_plugin_tools_0_3_0_cabi!(
+            __CorralPlugin with_types_in $crate::bindings::exports::corral::plugin::tools
+        );
+    };
+}
+
+/// Exports `resources` and `completion`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __export_resources {
+    () => {
+        impl $crate::bindings::exports::corral::plugin::resources::Guest for __CorralPlugin {
+            fn list() -> $crate::bindings::exports::corral::plugin::resources::Listing {
+                $crate::__private::list_resources(__corral_plugin())
+            }
+
+            fn read(
+                uri: ::std::string::String,
+            ) -> ::std::result::Result<
+                ::std::vec::Vec<$crate::bindings::exports::corral::plugin::resources::Contents>,
+                $crate::bindings::exports::corral::plugin::resources::ReadError,
+            > {
+                $crate::__private::read_resource(&__corral_plugin(), &uri)
+            }
+        }
+
+        impl $crate::bindings::exports::corral::plugin::completion::Guest for __CorralPlugin {
+            fn complete(
+                reference: $crate::bindings::exports::corral::plugin::completion::Reference,
+                name: ::std::string::String,
+                value: ::std::string::String,
+                context: ::std::vec::Vec<(::std::string::String, ::std::string::String)>,
+            ) -> $crate::bindings::exports::corral::plugin::completion::Completions {
+                $crate::__private::complete_reference(
+                    &__corral_plugin(),
+                    reference,
+                    &name,
+                    &value,
+                    context,
+                )
+            }
+        }
+
+        $crate::bindings::exports::corral::plugin::resources::__export_corral_plugin_resources_0_3_0_cabi!(
+            __CorralPlugin with_types_in $crate::bindings::exports::corral::plugin::resources
+        );
+        $crate::bindings::exports::corral::plugin::completion::__export_corral_plugin_completion_0_3_0_cabi!(
+            __CorralPlugin with_types_in $crate::bindings::exports::corral::plugin::completion
+        );
+    };
+}
+
+/// Exports `prompts`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __export_prompts {
+    () => {
+        impl $crate::bindings::exports::corral::plugin::prompts::Guest for __CorralPlugin {
+            fn list() -> ::std::vec::Vec<$crate::bindings::exports::corral::plugin::prompts::Prompt> {
+                $crate::__private::list_prompts(__corral_prompts())
+            }
+
+            fn get(
+                name: ::std::string::String,
+                arguments: ::std::vec::Vec<(::std::string::String, ::std::string::String)>,
+            ) -> ::std::result::Result<
+                $crate::bindings::exports::corral::plugin::prompts::PromptResult,
+                $crate::bindings::exports::corral::plugin::prompts::GetError,
+            > {
+                $crate::__private::get_prompt(&__corral_plugin(), &name, arguments)
+            }
+        }
+
+        $crate::bindings::exports::corral::plugin::prompts::__export_corral_plugin_prompts_0_3_0_cabi!(
+            __CorralPlugin with_types_in $crate::bindings::exports::corral::plugin::prompts
+        );
     };
 }
 

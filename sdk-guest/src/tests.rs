@@ -1,4 +1,5 @@
 mod client;
+mod resources;
 mod state;
 
 use schemars::JsonSchema;
@@ -204,7 +205,7 @@ fn list_and_call_glue() {
             Tool::new("sum", |p: Pair| Json(Sum { total: p.a + p.b })),
         ]
     };
-    let listed = __private::list(tools());
+    let listed = __private::list_tools(tools());
     assert_eq!(listed.len(), 3);
     assert_eq!(listed[0].name, "add");
     assert_eq!(listed[0].title.as_deref(), Some("Add"));

@@ -231,7 +231,7 @@ impl Tool {
 
 /// Whether `name` is a tool name Corral loads (the host's rule, which every
 /// client accepts).
-fn is_valid_name(name: &str) -> bool {
+pub(crate) fn is_valid_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
         && name
             .bytes()

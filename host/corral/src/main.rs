@@ -180,6 +180,10 @@ enum Authoring {
         /// corral-sdk 0.1 from crates.io when that checkout is gone.
         #[arg(long, env = "CORRAL_SDK_PATH", value_name = "PATH")]
         sdk_path: Option<PathBuf>,
+        /// Rust, Python and JavaScript: the plugin also offers a resource, a
+        /// resource template and a prompt, with completion.
+        #[arg(long)]
+        resources: bool,
     },
     /// Write the WASI preview1 reactor adapter to OUT, for building C
     /// plugins: `wasm-tools component new --adapt wasi_snapshot_preview1=OUT`.
@@ -427,9 +431,15 @@ fn author(command: Authoring) -> ExitCode {
             name,
             dir,
             sdk_path,
+            resources,
         } => {
             let origin = scaffold::Origin::this_corral(sdk_path);
-            scaffold::create(language, &name, &dir, &origin)
+            let offer = if resources {
+                scaffold::Offer::Resources
+            } else {
+                scaffold::Offer::Tools
+            };
+            scaffold::create(language, &name, &dir, &origin, offer)
                 .map(|created| print!("{}", created.next_steps()))
                 .map_err(anyhow::Error::from)
         }

@@ -47,6 +47,16 @@ impl Language {
     }
 }
 
+/// What a new project's plugin offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Offer {
+    /// One tool (`corral new`).
+    Tools,
+    /// The tool, a resource, a resource template and a prompt with
+    /// completion (`corral new --resources`; Rust, Python and JavaScript).
+    Resources,
+}
+
 /// Where a Rust project's `corral-sdk` dependency comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Sdk {
@@ -108,6 +118,8 @@ pub enum ScaffoldError {
     NoParent(PathBuf),
     /// `--sdk-path` names no corral-sdk crate.
     Sdk { path: PathBuf, reason: String },
+    /// `--resources` for a language without such a template.
+    NoResources(Language),
     /// Writing the project failed.
     Io { path: PathBuf, source: io::Error },
 }
@@ -127,6 +139,12 @@ impl fmt::Display for ScaffoldError {
             ScaffoldError::Sdk { path, reason } => {
                 write!(f, "--sdk-path {}: {reason}", path.display())
             }
+            ScaffoldError::NoResources(language) => write!(
+                f,
+                "--resources: a {} project offers tools only; resources and prompts come in \
+                 rust, python and js projects",
+                language.title()
+            ),
             ScaffoldError::Io { path, source } => {
                 write!(f, "cannot write {}: {source}", path.display())
             }
@@ -234,6 +252,16 @@ const RUST: &[File] = &[
     script!("rust", "test"),
 ];
 
+/// `RUST` with a plugin that also offers resources and a prompt.
+const RUST_RESOURCES: &[File] = &[
+    template!("rust", "Cargo.toml"),
+    template!("rust", "src/lib-resources.rs", "src/lib.rs"),
+    template!("rust", "README.md"),
+    template!("rust", "gitignore", ".gitignore"),
+    script!("rust", "build"),
+    script!("rust", "test"),
+];
+
 const PYTHON: &[File] = &[
     template!("python", "app.py"),
     template!("python", "tool.py"),
@@ -294,13 +322,16 @@ const C: &[File] = &[
     shared!("wit/plugin.wit", "wit/plugin.wit"),
 ];
 
-fn files(language: Language) -> &'static [File] {
-    match language {
-        Language::Rust => RUST,
-        Language::Python => PYTHON,
-        Language::Js => JS,
-        Language::C => C,
-    }
+/// The files of a project, or `None` for a combination no template has.
+fn files(language: Language, offer: Offer) -> Option<&'static [File]> {
+    Some(match (language, offer) {
+        (Language::Rust, Offer::Tools) => RUST,
+        (Language::Rust, Offer::Resources) => RUST_RESOURCES,
+        (Language::Python, Offer::Tools) => PYTHON,
+        (Language::Js, Offer::Tools) => JS,
+        (Language::C, Offer::Tools) => C,
+        _ => return None,
+    })
 }
 
 /// A project that [`create`] wrote.
@@ -311,6 +342,7 @@ pub struct Created {
     /// The project folder, `PARENT/NAME`.
     pub dir: PathBuf,
     pub sdk: Sdk,
+    pub offer: Offer,
     /// Why the SDK is that one (Rust projects only; `None` for the others).
     pub sdk_origin: Option<SdkOrigin>,
 }
@@ -318,11 +350,17 @@ pub struct Created {
 impl Created {
     /// What to do next, for a person at a terminal.
     pub fn next_steps(&self) -> String {
+        let what = match self.offer {
+            Offer::Tools => format!("one tool, `{}`", self.name),
+            Offer::Resources => format!(
+                "a tool, `{}`, a resource, a resource template and a prompt",
+                self.name
+            ),
+        };
         let mut text = format!(
-            "Created {} (a {} plugin with one tool, `{}`). Next:\n  cd {}\n  ./build\n  ./test\n  corral call . {} '{{\"name\": \"Ada\"}}'\n",
+            "Created {} (a {} plugin with {what}). Next:\n  cd {}\n  ./build\n  ./test\n  corral call . {} '{{\"name\": \"Ada\"}}'\n",
             self.dir.display(),
             self.language.title(),
-            self.name,
             self.dir.display(),
             self.name,
         );
@@ -377,15 +415,18 @@ impl Origin {
     }
 }
 
-/// Writes the project `parent/name/` for `language`. Refuses an existing
-/// `name` (file or folder); on any failure removes what it wrote.
+/// Writes the project `parent/name/` for `language`, whose plugin offers
+/// `offer`. Refuses an existing `name` (file or folder); on any failure
+/// removes what it wrote.
 pub fn create(
     language: Language,
     name: &str,
     parent: &Path,
     origin: &Origin,
+    offer: Offer,
 ) -> Result<Created, ScaffoldError> {
     check_name(name)?;
+    let files = files(language, offer).ok_or(ScaffoldError::NoResources(language))?;
     // Everything that can be checked is checked before the folder exists.
     // Only a Rust project has the SDK dependency; a path given for another
     // language is ignored (CORRAL_SDK_PATH may be set for every `corral new`).
@@ -410,7 +451,7 @@ pub fn create(
         });
     }
     let substitutions = substitutions(name, &sdk, origin.corral.as_deref());
-    if let Err(err) = write_files(&dir, files(language), &substitutions) {
+    if let Err(err) = write_files(&dir, files, &substitutions) {
         // The folder is ours: create_dir made it just now.
         let _ = fs::remove_dir_all(&dir);
         return Err(err);
@@ -420,6 +461,7 @@ pub fn create(
         name: name.to_string(),
         dir,
         sdk,
+        offer,
         sdk_origin,
     })
 }
@@ -451,6 +493,8 @@ fn substitutions(name: &str, sdk: &Sdk, corral: Option<&Path>) -> Vec<(&'static 
     };
     vec![
         ("name", name.to_string()),
+        // A URI scheme has no `_` (RFC 3986): `my_plugin://` would be refused.
+        ("scheme", name.replace('_', "-")),
         ("sdk_dependency", dependency),
         ("sdk_readme", readme),
         ("sdk_fix", SDK_FIX.to_string()),
@@ -607,7 +651,10 @@ mod tests {
     fn every_placeholder_is_filled_in() {
         for language in Language::ALL {
             for sdk in [Sdk::CratesIo, Sdk::Path("/x/sdk-guest".into())] {
-                for file in files(language).iter().filter(|f| f.template) {
+                let projects = [Offer::Tools, Offer::Resources]
+                    .into_iter()
+                    .filter_map(|offer| files(language, offer));
+                for file in projects.flatten().filter(|f| f.template) {
                     let text = render(
                         file.text,
                         &substitutions("greet", &sdk, Some(Path::new("/x/corral"))),
@@ -638,7 +685,14 @@ mod tests {
     #[test]
     fn creates_the_project_and_refuses_to_overwrite_it() {
         let parent = tempfile::tempdir().unwrap();
-        let created = create(Language::Python, "greet", parent.path(), &Origin::default()).unwrap();
+        let created = create(
+            Language::Python,
+            "greet",
+            parent.path(),
+            &Origin::default(),
+            Offer::Tools,
+        )
+        .unwrap();
         assert_eq!(created.dir, parent.path().join("greet"));
         let app = fs::read_to_string(created.dir.join("app.py")).unwrap();
         assert!(app.contains("TOOL_NAME = \"greet\""), "{app}");
@@ -658,14 +712,28 @@ mod tests {
 
         // Neither an existing project nor a file of that name is written into.
         fs::write(created.dir.join("app.py"), "mine").unwrap();
-        let err = create(Language::C, "greet", parent.path(), &Origin::default()).unwrap_err();
+        let err = create(
+            Language::C,
+            "greet",
+            parent.path(),
+            &Origin::default(),
+            Offer::Tools,
+        )
+        .unwrap_err();
         assert!(matches!(err, ScaffoldError::Exists(_)), "{err}");
         assert_eq!(
             fs::read_to_string(created.dir.join("app.py")).unwrap(),
             "mine"
         );
         fs::write(parent.path().join("file"), "").unwrap();
-        let err = create(Language::C, "file", parent.path(), &Origin::default()).unwrap_err();
+        let err = create(
+            Language::C,
+            "file",
+            parent.path(),
+            &Origin::default(),
+            Offer::Tools,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("already exists"), "{err}");
     }
 
@@ -673,14 +741,21 @@ mod tests {
     fn a_missing_parent_or_a_wrong_sdk_path_writes_nothing() {
         let parent = tempfile::tempdir().unwrap();
         let missing = parent.path().join("nope");
-        let err = create(Language::Rust, "greet", &missing, &Origin::default()).unwrap_err();
+        let err = create(
+            Language::Rust,
+            "greet",
+            &missing,
+            &Origin::default(),
+            Offer::Tools,
+        )
+        .unwrap_err();
         assert!(matches!(err, ScaffoldError::NoParent(_)), "{err}");
 
         let given = Origin {
             sdk_path: Some(parent.path().to_path_buf()),
             ..origin(&this_checkout())
         };
-        let err = create(Language::Rust, "greet", parent.path(), &given).unwrap_err();
+        let err = create(Language::Rust, "greet", parent.path(), &given, Offer::Tools).unwrap_err();
         assert!(
             err.to_string().contains("no corral-sdk crate there"),
             "{err}"
@@ -700,7 +775,7 @@ mod tests {
             sdk_path: Some(repo),
             ..Origin::default()
         };
-        let created = create(Language::Rust, "greet", parent.path(), &given).unwrap();
+        let created = create(Language::Rust, "greet", parent.path(), &given, Offer::Tools).unwrap();
         assert_eq!(created.sdk_origin, Some(SdkOrigin::Given));
         let manifest = fs::read_to_string(created.dir.join("Cargo.toml")).unwrap();
         let line = format!(
@@ -723,7 +798,14 @@ mod tests {
         );
         let parent = tempfile::tempdir().unwrap();
         let built_from = this_checkout().join("sdk-guest");
-        let created = create(Language::Rust, "here", parent.path(), &origin(&built_from)).unwrap();
+        let created = create(
+            Language::Rust,
+            "here",
+            parent.path(),
+            &origin(&built_from),
+            Offer::Tools,
+        )
+        .unwrap();
         let sdk = fs::canonicalize(&built_from).unwrap();
         assert_eq!(created.sdk, Sdk::Path(sdk.clone()));
         let manifest = fs::read_to_string(created.dir.join("Cargo.toml")).unwrap();
@@ -741,7 +823,14 @@ mod tests {
         );
 
         let gone = parent.path().join("moved-away/sdk-guest");
-        let created = create(Language::Rust, "gone", parent.path(), &origin(&gone)).unwrap();
+        let created = create(
+            Language::Rust,
+            "gone",
+            parent.path(),
+            &origin(&gone),
+            Offer::Tools,
+        )
+        .unwrap();
         assert_eq!(created.sdk, Sdk::CratesIo);
         let manifest = fs::read_to_string(created.dir.join("Cargo.toml")).unwrap();
         assert!(manifest.contains("corral-sdk = \"0.1\""), "{manifest}");
@@ -765,6 +854,7 @@ mod tests {
             "cc",
             parent.path(),
             &origin(Path::new("/nowhere")),
+            Offer::Tools,
         )
         .unwrap();
         let build = fs::read_to_string(created.dir.join("build")).unwrap();
@@ -773,6 +863,45 @@ mod tests {
             "{build}"
         );
         assert_eq!(created.sdk_origin, None);
+    }
+
+    #[test]
+    fn resources_come_in_rust_and_a_c_project_refuses_them() {
+        let parent = tempfile::tempdir().unwrap();
+        let given = Origin {
+            sdk_path: Some(this_checkout().join("sdk-guest")),
+            ..Origin::default()
+        };
+        let created = create(
+            Language::Rust,
+            "my_docs",
+            parent.path(),
+            &given,
+            Offer::Resources,
+        )
+        .unwrap();
+        let lib = fs::read_to_string(created.dir.join("src/lib.rs")).unwrap();
+        assert!(lib.contains("\"my-docs://greetings/{language}\""), "{lib}");
+        assert!(lib.contains("Tool::new(\"my_docs\""), "{lib}");
+        assert!(
+            created
+                .next_steps()
+                .contains("a resource template and a prompt")
+        );
+
+        let err = create(
+            Language::C,
+            "cdocs",
+            parent.path(),
+            &Origin::default(),
+            Offer::Resources,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, ScaffoldError::NoResources(Language::C)),
+            "{err}"
+        );
+        assert!(!parent.path().join("cdocs").exists());
     }
 
     #[test]
