@@ -1,9 +1,12 @@
 //! The host's own work under attack: a greedy plugin (`tests/plugins/greedy`)
 //! and greedy arguments try to make the host spend unbounded memory or CPU
 //! outside the sandbox (schema validation, regexes, violation lists, output
-//! shaping, tool metadata). Each test proves the work is refused with an
-//! error naming the bound, that the host's peak RSS stays under 512 MiB and
-//! `ping` answers within 100 ms meanwhile, and that calls still succeed after.
+//! shaping, tool metadata), and a hostile plugin of documents
+//! (`tests/plugins/hostile-resources`) through its resource listing, reads,
+//! templates, completions and `resource-updated` calls. Each test proves the
+//! work is refused with an error naming the bound (or cut to it), that the
+//! host's peak RSS stays under 512 MiB and `ping` answers within 100 ms
+//! meanwhile, and that calls and reads still succeed after.
 
 mod support;
 
@@ -15,8 +18,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::{
-    PATIENCE, Server, example, first_text, fixture, folder_with, proc_status_bytes, test_cache_dir,
-    write_file,
+    PATIENCE, Server, add_conformance_resources, example, first_text, fixture, folder_with,
+    proc_status_bytes, test_cache_dir, write_file,
 };
 use tempfile::TempDir;
 
@@ -59,16 +62,38 @@ fn call_while_pinging(server: &mut Server, tool: &str, arguments: Value) -> (Val
 /// [`call_while_pinging`] with the whole `tools/call` params; also returns
 /// the notifications that came meanwhile.
 fn request_while_pinging(server: &mut Server, params: Value) -> (Value, Duration, Vec<Value>) {
-    let call = server.send_request("tools/call", params);
+    let (mut answers, slowest, notifications) =
+        requests_while_pinging(server, &[("tools/call", params)]);
+    let answer = answers.pop().unwrap();
+    let result = answer
+        .get("result")
+        .unwrap_or_else(|| panic!("tools/call failed: {answer}"))
+        .clone();
+    (result, slowest, notifications)
+}
+
+/// Sends every request of `requests` (method and params) at once, and a
+/// `ping` at once and every 20 ms until all are answered. Returns their
+/// whole responses in order, the slowest ping and the notifications that
+/// came meanwhile.
+fn requests_while_pinging(
+    server: &mut Server,
+    requests: &[(&str, Value)],
+) -> (Vec<Value>, Duration, Vec<Value>) {
+    let ids: Vec<Value> = requests
+        .iter()
+        .map(|(method, params)| server.send_request(method, params.clone()))
+        .collect();
+    let mut answers: Vec<Option<Value>> = vec![None; ids.len()];
     let mut notifications = Vec::new();
     let mut pings: HashMap<i64, Instant> = HashMap::new();
     let mut slowest = Duration::ZERO;
-    let mut answer = None;
     let deadline = Instant::now() + PATIENCE;
     let mut next_ping = Instant::now();
-    while answer.is_none() || !pings.is_empty() {
+    let unanswered = |answers: &[Option<Value>]| answers.iter().any(Option::is_none);
+    while unanswered(&answers) || !pings.is_empty() {
         assert!(Instant::now() < deadline, "no answer within {PATIENCE:?}");
-        if answer.is_none() && Instant::now() >= next_ping {
+        if unanswered(&answers) && Instant::now() >= next_ping {
             let id = server.send_request("ping", json!({}));
             pings.insert(id.as_i64().unwrap(), Instant::now());
             next_ping = Instant::now() + Duration::from_millis(20);
@@ -76,8 +101,8 @@ fn request_while_pinging(server: &mut Server, params: Value) -> (Value, Duration
         let Some(message) = server.recv_within(Duration::from_millis(5)) else {
             continue;
         };
-        if message.get("id") == Some(&call) {
-            answer = Some(message);
+        if let Some(i) = ids.iter().position(|id| message.get("id") == Some(id)) {
+            answers[i] = Some(message);
         } else if let Some(sent) = message["id"].as_i64().and_then(|id| pings.remove(&id)) {
             slowest = slowest.max(sent.elapsed());
         } else if message.get("method").is_some() {
@@ -86,12 +111,8 @@ fn request_while_pinging(server: &mut Server, params: Value) -> (Value, Duration
             panic!("unexpected message: {message}");
         }
     }
-    let answer = answer.unwrap();
-    let result = answer
-        .get("result")
-        .unwrap_or_else(|| panic!("tools/call failed: {answer}"))
-        .clone();
-    (result, slowest, notifications)
+    let answers = answers.into_iter().map(Option::unwrap).collect();
+    (answers, slowest, notifications)
 }
 
 /// The call was refused with a tool execution error containing `needle`,
@@ -453,4 +474,292 @@ fn batches_are_bounded_in_length_and_in_what_their_answer_holds() {
     let peak = server.peak_rss_bytes();
     assert!(peak < MAX_PEAK_RSS, "peak RSS {} MiB", peak / MIB);
     assert!(server.request("ping", json!({}))["result"].is_object());
+}
+
+// ---- a hostile plugin of documents (tests/plugins/hostile-resources) -------
+
+/// The hostile documents' manifest: memory raised to the most a manifest
+/// may give (4 GiB, room for a 1 GiB blob), and `output` to 64 MiB (room
+/// for a million completion values, not for the blob).
+const HOSTILE_DOCUMENTS_LIMITS: &str = "[limits]\nmemory = \"4 GiB\"\noutput = \"64 MiB\"\n";
+
+/// A folder holding `calc.wasm`, the conformance suite's documents
+/// (`conformance-resources.wasm`) and, unless `hostile` is false,
+/// `hostile-resources.wasm` in its default mode with its manifest.
+fn documents_folder(hostile: bool) -> TempDir {
+    let dir = folder_with(&[("calc.wasm", &example("calc"))]);
+    add_conformance_resources(dir.path(), "conformance-resources");
+    if hostile {
+        write_file(
+            dir.path(),
+            "hostile-resources.toml",
+            HOSTILE_DOCUMENTS_LIMITS,
+        );
+        std::fs::copy(
+            fixture("hostile-resources"),
+            dir.path().join("hostile-resources.wasm"),
+        )
+        .unwrap();
+    }
+    dir
+}
+
+/// `resources/read` of `uri` while pinging: its whole response and the
+/// slowest ping.
+fn read_while_pinging(server: &mut Server, uri: &str) -> (Value, Duration) {
+    let (mut answers, slowest, _) =
+        requests_while_pinging(server, &[("resources/read", json!({ "uri": uri }))]);
+    (answers.pop().unwrap(), slowest)
+}
+
+/// Ping stayed fast and the host's memory bounded during `attack`.
+fn assert_host_held(server: &Server, slowest_ping: Duration, attack: &str) {
+    assert!(
+        slowest_ping < MAX_PING,
+        "ping took {slowest_ping:?} during {attack}"
+    );
+    let peak = server.peak_rss_bytes();
+    assert!(peak < MAX_PEAK_RSS, "peak RSS {} MiB", peak / MIB);
+}
+
+/// Every other plugin keeps serving its tools and documents after an
+/// attack, and so does the hostile one its harmless resource when it is
+/// loaded.
+fn assert_documents_still_served(server: &mut Server, hostile_loaded: bool) {
+    assert_still_serves(server);
+    let read = server.result("resources/read", json!({ "uri": "test://static-text" }));
+    assert_eq!(
+        read["contents"][0]["text"], "This is the content of the static text resource.",
+        "{read}"
+    );
+    if hostile_loaded {
+        let read = server.result("resources/read", json!({ "uri": "hostile://ok" }));
+        assert_eq!(read["contents"][0]["text"], "still serving", "{read}");
+    }
+}
+
+/// The URIs `resources/list` serves, all pages.
+fn listed_uris(server: &mut Server) -> Vec<String> {
+    let mut uris = Vec::new();
+    let mut params = json!({});
+    loop {
+        let page = server.result("resources/list", params);
+        for resource in page["resources"].as_array().unwrap() {
+            uris.push(resource["uri"].as_str().unwrap().to_string());
+        }
+        match page.get("nextCursor") {
+            Some(cursor) => params = json!({ "cursor": cursor }),
+            None => return uris,
+        }
+    }
+}
+
+#[test]
+fn a_plugin_listing_100k_resources_is_refused_at_load_naming_the_bound() {
+    let dir = documents_folder(false);
+    let mut server = serve(dir.path());
+    // Copied in while the server runs (a hot reload): ping meanwhile. The
+    // manifest first, then the component under a name the watcher ignores,
+    // renamed whole.
+    write_file(
+        dir.path(),
+        "hostile-resources.toml",
+        &format!("{HOSTILE_DOCUMENTS_LIMITS}[env]\nset = {{ HOSTILE_MODE = \"many\" }}\n"),
+    );
+    let partial = dir.path().join("hostile-resources.partial");
+    std::fs::copy(fixture("hostile-resources"), &partial).unwrap();
+    std::fs::rename(&partial, dir.path().join("hostile-resources.wasm")).unwrap();
+    let mut slowest = Duration::ZERO;
+    let deadline = Instant::now() + PATIENCE;
+    while !server
+        .stderr()
+        .contains("hostile-resources.wasm failed to load")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the plugin was not refused:\n{}",
+            server.stderr()
+        );
+        let sent = Instant::now();
+        assert!(server.request("ping", json!({}))["result"].is_object());
+        slowest = slowest.max(sent.elapsed());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_host_held(&server, slowest, "the load of 100,000 resources");
+    let stderr = server.stderr();
+    let refusal = stderr
+        .lines()
+        .find(|line| line.contains("hostile-resources.wasm failed to load"))
+        .unwrap();
+    assert!(
+        refusal.contains("resources") && (refusal.contains("10,000") || refusal.contains("10000")),
+        "the refusal does not name the bound: {refusal}"
+    );
+    let uris = listed_uris(&mut server);
+    assert!(
+        !uris.iter().any(|uri| uri.starts_with("hostile://")),
+        "{} URIs listed",
+        uris.len()
+    );
+    assert_documents_still_served(&mut server, false);
+}
+
+#[test]
+fn a_1_gib_blob_is_refused_naming_the_output_limit() {
+    let dir = documents_folder(true);
+    let mut server = serve(dir.path());
+    let (response, ping) = read_while_pinging(&mut server, "hostile://huge");
+    assert_host_held(&server, ping, "the read of a 1 GiB blob");
+    let error = &response["error"];
+    assert_eq!(error["code"], -32603, "{}", brief(&response));
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("limit of 64 MiB"),
+        "the refusal does not name the output limit: {}",
+        brief(&response)
+    );
+    assert_documents_still_served(&mut server, true);
+}
+
+#[test]
+fn a_template_of_adjacent_variables_matches_a_long_uri_in_linear_time() {
+    let dir = documents_folder(true);
+    let mut server = serve(dir.path());
+    let templates = server.result("resources/templates/list", json!({}));
+    let knot = templates["resourceTemplates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|template| template["uriTemplate"].as_str())
+        .find(|template| template.starts_with("hostile://knot/"))
+        .unwrap_or_else(|| panic!("the knot template is not served: {templates}"))
+        .to_string();
+    assert_eq!(knot.matches('{').count(), 150, "{knot}");
+    let started = Instant::now();
+    // 2,000 characters for 150 adjacent variables, and no `/end`: a
+    // backtracking matcher tries every way to split them.
+    let evil = format!("hostile://knot/{}", "a".repeat(2000));
+    let (response, ping) = read_while_pinging(&mut server, &evil);
+    assert_host_held(
+        &server,
+        ping,
+        "the match of a long URI against 150 adjacent variables",
+    );
+    assert_eq!(response["error"]["code"], -32002, "{}", brief(&response));
+    // The same with `/end`: it matches, and the plugin reads it.
+    let matching = format!("hostile://knot/{}/end", "a".repeat(1000));
+    let (response, ping) = read_while_pinging(&mut server, &matching);
+    assert_host_held(&server, ping, "the read of a URI that matches them");
+    assert_eq!(
+        response["result"]["contents"][0]["text"],
+        "the knot matched",
+        "{}",
+        brief(&response)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_documents_still_served(&mut server, true);
+}
+
+#[test]
+fn a_completion_of_a_million_values_is_cut_to_100() {
+    let dir = documents_folder(true);
+    let mut server = serve(dir.path());
+    let params = json!({
+        "ref": { "type": "ref/resource", "uri": "hostile://flood/{n}" },
+        "argument": { "name": "n", "value": "" },
+    });
+    let (mut answers, ping, _) =
+        requests_while_pinging(&mut server, &[("completion/complete", params)]);
+    assert_host_held(&server, ping, "a completion of a million values");
+    let response = answers.pop().unwrap();
+    let completion = &response["result"]["completion"];
+    let expected: Vec<String> = (0..100).map(|i| i.to_string()).collect();
+    assert_eq!(
+        completion["values"],
+        json!(expected),
+        "{}",
+        brief(&response)
+    );
+    assert_eq!(completion["hasMore"], true, "{}", brief(&response));
+    assert_documents_still_served(&mut server, true);
+}
+
+#[test]
+fn a_resource_updated_flood_is_bounded_and_coalesced() {
+    let dir = documents_folder(true);
+    let mut server = serve(dir.path());
+    // URIs that calls say among the first 100 they say, and one they say
+    // only past them.
+    let subscribed = [
+        "hostile://flood/0",
+        "hostile://flood/5000",
+        "hostile://flood/150",
+    ];
+    for uri in subscribed {
+        server.result("resources/subscribe", json!({ "uri": uri }));
+    }
+    let started = Instant::now();
+    // Two million distinct URIs in one call.
+    let (response, ping) = read_while_pinging(&mut server, "hostile://flood/2000000");
+    assert_host_held(&server, ping, "one call saying 2,000,000 URIs changed");
+    assert_eq!(
+        response["result"]["contents"][0]["text"],
+        "said 2000000 resources changed",
+        "{}",
+        brief(&response)
+    );
+    let mut notifications = Vec::new();
+    // Then 100 calls, ten at a time, each saying 1,000 URIs no other call
+    // says: 100,000 in all, 10,000 of them among the first 100 of a call.
+    for batch in 0..10 {
+        let calls: Vec<(&str, Value)> = (0..10)
+            .map(|i| {
+                let start = (batch * 10 + i) * 1000;
+                let uri = format!("hostile://burst/{start}/1000");
+                ("resources/read", json!({ "uri": uri }))
+            })
+            .collect();
+        let (answers, ping, mut heard) = requests_while_pinging(&mut server, &calls);
+        assert_host_held(&server, ping, "ten calls saying 1,000 URIs changed each");
+        for answer in &answers {
+            assert!(answer.get("result").is_some(), "{}", brief(answer));
+        }
+        notifications.append(&mut heard);
+    }
+    // The last word is never lost: wait a little over the coalescing second.
+    std::thread::sleep(Duration::from_millis(1500));
+    while let Some(message) = server.recv_within(Duration::from_millis(100)) {
+        notifications.push(message);
+    }
+    notifications.append(&mut server.notifications);
+    let elapsed = started.elapsed();
+    let updated: Vec<&str> = notifications
+        .iter()
+        .filter(|n| n["method"] == "notifications/resources/updated")
+        .map(|n| n["params"]["uri"].as_str().unwrap())
+        .collect();
+    let count = |uri: &str| updated.iter().filter(|said| **said == uri).count();
+    // Said by the first call and by the first burst, less than a second
+    // apart: coalesced, and the last word not lost.
+    let first = count("hostile://flood/0");
+    assert!(first >= 1, "no update for hostile://flood/0: {updated:?}");
+    assert!(
+        first as u64 <= elapsed.as_secs() + 2,
+        "{first} updates of hostile://flood/0 in {elapsed:?}: not coalesced"
+    );
+    assert_eq!(count("hostile://flood/5000"), 1, "{updated:?}");
+    assert_eq!(
+        count("hostile://flood/150"),
+        0,
+        "an update past the 100 a call may say reached its subscriber"
+    );
+    assert!(
+        updated.iter().all(|uri| subscribed.contains(uri)),
+        "an update reached a session that did not subscribe to it: {updated:?}"
+    );
+    assert_documents_still_served(&mut server, true);
 }

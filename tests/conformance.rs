@@ -1,12 +1,14 @@
 //! The official MCP conformance suite (npm `@modelcontextprotocol/conformance`,
 //! pinned in tests/http/setup-conformance) against `corral serve --http`,
-//! serving the fixture plugin with the tools its scenarios call
-//! (tests/plugins/conformance).
+//! serving the fixture plugins with the tools its scenarios call
+//! (tests/plugins/conformance) and the resources, prompts and completions
+//! they read, get and complete (tests/plugins/conformance-resources).
 //!
 //! Each revision runs exactly the scenarios it requires (`--requirements`)
 //! at its own wire: 2025-11-25 with initialize and sessions, 2026-07-28
-//! stateless. The known failures (none of them about tools) are listed with
-//! their reasons in tests/http/conformance-<revision>.yml.
+//! stateless. The known failures (only the tasks extension's, which Corral
+//! does not offer) are listed with their reasons in
+//! tests/http/conformance-<revision>.yml.
 //!
 //! The suite compares that list only with the scenarios it scores: it
 //! exits non-zero on another failure among them, or a listed one of them
@@ -29,7 +31,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use http::HttpServer;
-use support::{conformance_folder, repo_root, run_setup};
+use support::{add_conformance_resources, conformance_folder, repo_root, run_setup};
 
 /// The suite's whole run takes seconds; this bounds a hung one.
 const RUN_LIMIT: Duration = Duration::from_secs(300);
@@ -50,9 +52,11 @@ fn suite() -> (String, String) {
 
 fn run_requirements(revision: &str) {
     let (node, entry) = suite();
-    // The fixture's test_trigger_tool_change changes its own tool list
-    // through its store, in a file of this run's own.
+    // The fixtures' test_trigger_tool_change and test_trigger_prompt_change
+    // change their own lists through their stores, in a file of this run's
+    // own.
     let folder = conformance_folder("");
+    add_conformance_resources(folder.path(), "conformance-resources");
     let store = format!("sqlite:{}", folder.path().join("state.sqlite").display());
     let server = HttpServer::start(folder.path(), &["--state", &store]);
     let url = format!("http://{}/mcp", server.addr);
@@ -101,7 +105,8 @@ fn run_requirements(revision: &str) {
         "tests/http/conformance-{revision}.yml does not match the run:\n{}",
         problems.join("\n")
     );
-    // Every tools scenario of the revision ran and passed (none is listed).
+    // Every tools, resources, prompts and completion scenario of the
+    // revision ran and passed (none is listed).
     let mut passing = vec![
         "tools-list",
         "tools-call-simple-text",
@@ -113,9 +118,29 @@ fn run_requirements(revision: &str) {
         "tools-call-with-progress",
         "dns-rebinding-protection",
         "server-sse-multiple-streams",
+        "resources-list",
+        "resources-read-text",
+        "resources-read-binary",
+        "resources-templates-read",
+        "prompts-list",
+        "prompts-get-simple",
+        "prompts-get-with-args",
+        "prompts-get-embedded-resource",
+        "prompts-get-with-image",
+        "completion-complete",
     ];
+    if revision == "2025-11-25" {
+        // resources/subscribe is gone from 2026-07-28 (listen streams
+        // replace it).
+        passing.extend(["resources-subscribe", "resources-unsubscribe"]);
+    }
     if revision == "2026-07-28" {
-        passing.push("http-custom-header-server-validation");
+        passing.extend([
+            "http-custom-header-server-validation",
+            "sep-2164-resource-not-found",
+            "input-required-result-non-tool-request",
+            "caching",
+        ]);
     }
     for scenario in passing {
         let checks = outcomes
@@ -128,18 +153,24 @@ fn run_requirements(revision: &str) {
         );
     }
     if revision == "2026-07-28" {
-        // The fixture changed its own list (host.tools-changed), and the
-        // listen stream heard of it: succeeded, not skipped or warned.
-        let check = "sep-2575-server-sends-tools-list-changed-on-subscription";
+        // The fixtures changed their own lists (host.tools-changed,
+        // host.prompts-changed), and the listen stream heard of it:
+        // succeeded, not skipped or warned.
         let checks = outcomes
             .get("server-stateless")
             .unwrap_or_else(|| panic!("server-stateless did not run for {revision}"));
-        let statuses: Vec<&str> = checks
-            .iter()
-            .filter(|c| c.id == check)
-            .map(|c| c.status.as_str())
-            .collect();
-        assert_eq!(statuses, ["SUCCESS"], "{check} for {revision}");
+        for check in [
+            "sep-2575-server-sends-tools-list-changed-on-subscription",
+            "sep-2575-server-sends-prompts-list-changed-on-subscription",
+            "sep-2575-server-declares-prompts-in-discover",
+        ] {
+            let statuses: Vec<&str> = checks
+                .iter()
+                .filter(|c| c.id == check)
+                .map(|c| c.status.as_str())
+                .collect();
+            assert_eq!(statuses, ["SUCCESS"], "{check} for {revision}");
+        }
     }
 }
 

@@ -165,6 +165,27 @@ pub fn conformance_folder(more: &str) -> tempfile::TempDir {
     folder
 }
 
+/// The manifest of the conformance suite's second fixture
+/// (tests/plugins/conformance-resources): it keeps whether it lists
+/// `test_added_prompt` in its store.
+pub const CONFORMANCE_RESOURCES_MANIFEST: &str = "[state]\nbuckets = [\"default\"]\n";
+
+/// Adds the fixture with the resources, prompts and completions of the
+/// conformance suite's scenarios (tests/plugins/conformance-resources) to
+/// `dir`, with its manifest, as plugin `name` (`NAME.wasm`, `NAME.toml`).
+pub fn add_conformance_resources(dir: &Path, name: &str) {
+    std::fs::copy(
+        fixture("conformance-resources"),
+        dir.join(format!("{name}.wasm")),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join(format!("{name}.toml")),
+        CONFORMANCE_RESOURCES_MANIFEST,
+    )
+    .unwrap();
+}
+
 /// Where served plugins keep their state when a test names no store
 /// (`XDG_DATA_HOME` of every server the tests start): inside the target
 /// folder, never the user's own data directory.
