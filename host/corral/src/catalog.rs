@@ -320,8 +320,11 @@ pub struct Catalog {
 }
 
 /// Updated URIs a session may fall behind by before it misses some (it
-/// is then told of none of those: see `HostEvents`).
-const UPDATED_CAPACITY: usize = 1024;
+/// is then told of none of those: see `HostEvents`): as many as one flush
+/// of the relay publishes at most, so that a session that keeps reading
+/// never misses its own URI among others' (at most 10,000 URIs of at most
+/// 2 KiB each are held).
+const UPDATED_CAPACITY: usize = corral_sandbox::changes::MAX_PENDING_UPDATES;
 
 impl std::fmt::Debug for Catalog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

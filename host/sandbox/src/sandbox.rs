@@ -103,6 +103,12 @@ pub enum Failure {
         after: Duration,
     },
     StackOverflow,
+    /// The guest handed the host one value larger than it may (see
+    /// `hostcall_bytes`): a result far over the output limit, in practice.
+    TooMuchData {
+        budget: usize,
+        output: usize,
+    },
     /// The run ended waiting for the client's input, which the protocol
     /// layer asks for (see `ask`): not a failure of the plugin's. The run
     /// used `fuel_used` before it ended, as a finished run would report.
@@ -130,6 +136,7 @@ impl Failure {
             Failure::MemoryLimit { .. } => "memory-limit",
             Failure::TimedOut { .. } => "timeout",
             Failure::InputRequired { .. } => "input-required",
+            Failure::TooMuchData { .. } => "bad-output",
             Failure::StackOverflow | Failure::Crashed { .. } | Failure::Trap { .. } => "trap",
         }
     }
@@ -156,6 +163,12 @@ impl fmt::Display for Failure {
                 human_duration(*after)
             ),
             Failure::StackOverflow => f.write_str("stack overflow (call stack exhausted)"),
+            Failure::TooMuchData { budget, output } => write!(
+                f,
+                "it handed the host more than {} at once, far more than the output limit of {} allows (a result that needs more: raise [limits] output in the plugin's manifest)",
+                human_bytes(*budget),
+                human_bytes(*output)
+            ),
             Failure::InputRequired { .. } => InputRequired.fmt(f),
             Failure::Crashed { report } => write!(f, "the plugin {report}"),
             Failure::Trap { message, stderr } if stderr.is_empty() => {
@@ -528,6 +541,11 @@ impl Sandbox {
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.memory);
+        // What one value the guest hands the host may hold (a result being
+        // lifted, an import's arguments): wasmtime's default, or the output
+        // limit when that is larger, so that a result within the limit is
+        // never refused on the way (see `Failure::TooMuchData`).
+        store.set_hostcall_fuel(hostcall_bytes(limits));
         store
             .set_fuel(limits.fuel)
             .expect("fuel is enabled in the engine config");
@@ -538,6 +556,14 @@ impl Sandbox {
         store.epoch_deadline_async_yield_and_update(1);
         Ok(store)
     }
+}
+
+/// Bytes the guest may hand the host in one value: wasmtime's default
+/// budget (128 MiB), raised to the output limit (and a little for the
+/// result's other fields) when that is larger.
+fn hostcall_bytes(limits: &Limits) -> usize {
+    const WASMTIME_DEFAULT: usize = 128 << 20;
+    WASMTIME_DEFAULT.max(limits.output_bytes.saturating_add(1 << 20))
 }
 
 /// A run that reached its time limit.
@@ -609,6 +635,17 @@ fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits, stderr: S
             budget: limits.fuel,
         },
         Some(Trap::StackOverflow) => Failure::StackOverflow,
+        // wasmtime's own words when a value outgrows `hostcall_bytes`.
+        None if err
+            .root_cause()
+            .to_string()
+            .starts_with("too much data is being copied between the host and the guest") =>
+        {
+            Failure::TooMuchData {
+                budget: hostcall_bytes(limits),
+                output: limits.output_bytes,
+            }
+        }
         // A failed memory.grow usually surfaces as a guest abort; the limiter
         // knows whether the limit was the cause.
         _ if state.memory.hit => Failure::MemoryLimit {
