@@ -408,11 +408,16 @@ fn no_watch_serves_the_folder_as_it_was() {
     assert_eq!(server.tool_names(), CALC_TOOLS);
 }
 
-/// Every cached artifact under `dir`.
+/// Every cached artifact under `dir` (in its engine folders: beside them
+/// is the function cache, `functions.sqlite`).
 fn artifacts(dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     for folder in std::fs::read_dir(dir).unwrap() {
-        for file in std::fs::read_dir(folder.unwrap().path()).unwrap() {
+        let folder = folder.unwrap().path();
+        if !folder.is_dir() {
+            continue;
+        }
+        for file in std::fs::read_dir(folder).unwrap() {
             let path = file.unwrap().path();
             if path.extension().is_some_and(|ext| ext == "cwasm") {
                 found.push(path);
