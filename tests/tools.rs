@@ -170,7 +170,14 @@ fn a_plugin_that_breaks_its_own_output_schema_gets_an_error() {
         "Tool `not_json` returned structured content that is not valid JSON: expected value at line 1 column 11, here: \"{\\\"ratio\\\": \" ⟵ \"inf, \\\"count\\\": 3}\" (JSON has no infinity or NaN: send null, or the number as a string, or leave the field out)",
         "{not_json}"
     );
-    let stderr = server.stderr_containing("outcome=\"bad-output\"");
+    // (Waiting for this call's own audit line: the calls before it were
+    // bad outputs too, and their lines may be all the log holds yet.)
+    let stderr = server.stderr_containing("tool=not_json elapsed_us");
+    let audit = stderr
+        .lines()
+        .find(|line| line.contains("tool=not_json elapsed_us"))
+        .unwrap();
+    assert!(audit.contains("outcome=\"bad-output\""), "{audit}");
     assert!(
         stderr.contains("WARN") && stderr.contains("bad output: Tool `not_json`"),
         "{stderr}"
