@@ -272,3 +272,25 @@ fn opening_a_socket_is_answered_with_the_http_grant() {
         "{texts:?}"
     );
 }
+
+/// `corral list DIR | head -1`: the reader leaves early, and corral ends
+/// as Unix tools do (SIGPIPE), without a panic on the author's terminal.
+#[test]
+fn a_listing_piped_into_head_ends_without_a_panic() {
+    use std::os::unix::process::ExitStatusExt as _;
+    let dir = folder_with(&[("calc.wasm", &example("calc"))]);
+    let mut listing = Command::new(env!("CARGO_BIN_EXE_corral"))
+        .env("CORRAL_CACHE_DIR", test_cache_dir())
+        .args(["list", "--json"])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader goes before reading anything.
+    drop(listing.stdout.take());
+    let output = listing.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(output.status.signal(), Some(libc::SIGPIPE), "{stderr}");
+}

@@ -374,6 +374,9 @@ fn main() -> ExitCode {
         AnyCommand::Plugins(command) => command,
         AnyCommand::Authoring(authoring) => return author(authoring),
     };
+    if !matches!(command, Command::Serve { .. }) {
+        end_quietly_on_a_closed_pipe();
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -395,6 +398,18 @@ fn main() -> ExitCode {
             eprintln!("corral: {err:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// A command that prints (`list`, `call`, `inspect`) piped into `head`
+/// ends as Unix tools do when the reader goes: by SIGPIPE, silently, not
+/// with a panic from `println!`. (Rust ignores SIGPIPE by default; `serve`
+/// keeps that, as its stdout closing is a client leaving, handled.)
+fn end_quietly_on_a_closed_pipe() {
+    // SAFETY: restoring a signal's default disposition, before any thread
+    // that could be writing starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 
