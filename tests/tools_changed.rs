@@ -270,7 +270,9 @@ fn plugins_of_contracts_0_1_and_0_2_are_served_beside_one_that_changes_its_list(
         sorted_names(&mut server),
         ["echo", "echo2", "extra", "set_mode", "spin"]
     );
-    // The older plugins were not listed again, and serve as before.
+    // The older plugins were not listed again, and serve as before. (The
+    // relist's log line may follow the notification: wait for it first.)
+    wait_for_stderr(&server, RELISTED, 1);
     assert_eq!(server.stderr().matches(RELISTED).count(), 1);
     assert_eq!(
         call_ok(&mut server, "echo", json!({ "a": 3 })),
