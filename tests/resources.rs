@@ -246,6 +246,21 @@ fn a_plugin_with_only_resources_loads_and_serves() {
     );
     let stderr = server.stderr_containing("resource=hostile://ok");
     assert!(!stderr.contains("failed to load"), "{stderr}");
+
+    // `corral inspect` shows what it offers besides (no) tools.
+    let inspected = std::process::Command::new(env!("CARGO_BIN_EXE_corral"))
+        .env("CORRAL_CACHE_DIR", support::test_cache_dir())
+        .arg("inspect")
+        .arg(folder.path().join("documents.wasm"))
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&inspected.stdout);
+    assert!(
+        report.contains("tools\nresources\n  hostile://ok")
+            && report.contains("resource templates\n  hostile://flood/{n}"),
+        "{report}"
+    );
+    assert!(!report.contains("prompts"), "{report}");
 }
 
 #[test]

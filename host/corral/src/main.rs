@@ -21,7 +21,7 @@ use corral_registry::lock::Lock;
 use corral_sandbox::imports::Verdict;
 use corral_sandbox::units::human_bytes;
 use corral_sandbox::{Inspection, Sandbox, SandboxOptions, cache};
-use corral_tool::{CallContext, CallEvent, EventSink};
+use corral_tool::{CallContext, CallEvent, EventSink, PromptDef, ResourceDef, ResourceTemplateDef};
 use serde_json::{Map, Value};
 use tracing_subscriber::EnvFilter;
 
@@ -719,7 +719,7 @@ async fn run(command: Command, mut options: SandboxOptions, stores: Stores) -> R
             let inspection = corral_sandbox::inspect(&sandbox, &file).await?;
             print_inspection(&inspection);
             let pinned = print_pin(&file).await?;
-            Ok(if inspection.tools.is_ok() && pinned {
+            Ok(if inspection.loaded.is_ok() && pinned {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE
@@ -885,26 +885,11 @@ fn print_tools(snapshot: &Snapshot, json: bool) {
     for tool in snapshot.tools().iter() {
         println!("{:width$}  {}", tool.name, first_line(&tool.description));
     }
-    let resources: Vec<(&str, &str)> = snapshot
-        .resources()
-        .iter()
-        .map(|r| (r.uri.as_str(), first_line(&r.description)))
-        .collect();
-    let templates: Vec<(&str, &str)> = snapshot
-        .templates()
-        .iter()
-        .map(|t| (t.uri_template.as_str(), first_line(&t.description)))
-        .collect();
-    let prompts: Vec<(&str, &str)> = snapshot
-        .prompts()
-        .iter()
-        .map(|p| (p.name.as_str(), first_line(&p.description)))
-        .collect();
-    for (heading, rows) in [
-        ("resources", resources),
-        ("resource templates", templates),
-        ("prompts", prompts),
-    ] {
+    for (heading, rows) in documents(
+        snapshot.resources().iter(),
+        snapshot.templates().iter(),
+        snapshot.prompts().iter(),
+    ) {
         if rows.is_empty() {
             continue;
         }
@@ -967,18 +952,61 @@ fn print_inspection(inspection: &Inspection) {
         };
         println!("  {name}: {what}");
     }
-    match &inspection.tools {
-        Ok(tools) => {
-            println!("tools");
-            for tool in tools {
-                println!("  {}  {}", tool.name, first_line(&tool.description));
+    let plugin = match &inspection.loaded {
+        Ok(plugin) => plugin,
+        Err(reason) => {
+            println!("does not load: {reason}");
+            return;
+        }
+    };
+    // Tools always (a plugin may have none); the rest only when offered.
+    println!("tools");
+    for tool in plugin.tools() {
+        println!("  {}  {}", tool.name, first_line(&tool.description));
+    }
+    for (heading, rows) in documents(
+        plugin.resources().iter(),
+        plugin.templates(),
+        plugin.prompts().iter(),
+    ) {
+        if !rows.is_empty() {
+            println!("{heading}");
+            for (name, summary) in rows {
+                println!("  {name}  {summary}");
             }
         }
-        Err(reason) => println!("does not load: {reason}"),
     }
 }
 
-/// The first line of a tool's description.
+/// What `list` and `inspect` show besides tools: each kind's heading, and
+/// for each item its URI, template or name with its description's first line.
+fn documents<'a>(
+    resources: impl Iterator<Item = &'a ResourceDef>,
+    templates: impl Iterator<Item = &'a ResourceTemplateDef>,
+    prompts: impl Iterator<Item = &'a PromptDef>,
+) -> [(&'static str, Vec<(&'a str, &'a str)>); 3] {
+    [
+        (
+            "resources",
+            resources
+                .map(|r| (r.uri.as_str(), first_line(&r.description)))
+                .collect(),
+        ),
+        (
+            "resource templates",
+            templates
+                .map(|t| (t.uri_template.as_str(), first_line(&t.description)))
+                .collect(),
+        ),
+        (
+            "prompts",
+            prompts
+                .map(|p| (p.name.as_str(), first_line(&p.description)))
+                .collect(),
+        ),
+    ]
+}
+
 /// The first line of a description, or nothing.
 fn first_line(description: &Option<String>) -> &str {
     description

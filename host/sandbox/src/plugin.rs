@@ -1216,8 +1216,9 @@ pub struct Inspection {
     pub contract: Result<Contract, String>,
     /// Every import, with what the host does about it.
     pub imports: Vec<(String, imports::Verdict)>,
-    /// The tools, or why the plugin would not load.
-    pub tools: Result<Vec<ToolDef>, String>,
+    /// The plugin as loaded (its tools, resources, templates and prompts),
+    /// or why it would not load.
+    pub loaded: Result<Plugin, String>,
 }
 
 /// What a component is, apart from any manifest: the contract it targets
@@ -1263,9 +1264,8 @@ pub async fn inspect(sandbox: &Arc<Sandbox>, path: &Path) -> Result<Inspection> 
     let manifest = Manifest::from_text(path, files.manifest.as_deref())?;
     let imports = imports::review(sandbox.engine(), &component, &manifest);
     let contract = Contract::of(sandbox.engine(), &component).map_err(|err| err.to_string());
-    let tools = Plugin::load_from(sandbox, path, files)
+    let loaded = Plugin::load_from(sandbox, path, files)
         .await
-        .map(|plugin| plugin.tools().cloned().collect())
         .map_err(|err| format!("{err:#}"));
     Ok(Inspection {
         name: plugin_name(path),
@@ -1273,6 +1273,6 @@ pub async fn inspect(sandbox: &Arc<Sandbox>, path: &Path) -> Result<Inspection> 
         manifest,
         contract,
         imports,
-        tools,
+        loaded,
     })
 }

@@ -625,7 +625,7 @@ async fn inspect_names_the_contract_and_the_client_import() {
         .find(|(name, _)| name == "corral:plugin/client@0.3.0")
         .expect("the client import is listed");
     assert!(matches!(client.1, Verdict::Provided(_)));
-    assert!(inspection.tools.is_ok());
+    assert!(inspection.loaded.is_ok());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
