@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 
 use crate::Revision;
 use crate::jsonrpc::{RpcError, code};
-use corral_tool::{CompletionRef, CompletionRequest, PromptDef};
+use corral_tool::{ArgumentProblem, CompletionRef, CompletionRequest, PromptDef};
 
 /// The longest URI taken (in a read, a subscription, a completion's
 /// reference): the longest a plugin may serve.
@@ -141,27 +141,17 @@ impl PromptGet {
     /// Checks the arguments against the prompt served as `prompt`: every
     /// required one is there, and none it does not declare.
     pub fn check(&self, prompt: &PromptDef) -> Result<(), RpcError> {
-        if let Some(missing) = prompt
-            .arguments
-            .iter()
-            .find(|argument| argument.required && !self.arguments.contains_key(&argument.name))
-        {
-            return Err(RpcError::invalid_params(format!(
-                "Invalid params: prompt `{}` needs the argument `{}`",
-                prompt.name, missing.name
-            )));
-        }
-        if let Some(unknown) = self
-            .arguments
-            .keys()
-            .find(|name| !prompt.arguments.iter().any(|a| &a.name == *name))
-        {
-            return Err(RpcError::invalid_params(format!(
+        match prompt.argument_problem(&self.arguments) {
+            None => Ok(()),
+            Some(ArgumentProblem::Missing(missing)) => Err(RpcError::invalid_params(format!(
+                "Invalid params: prompt `{}` needs the argument `{missing}`",
+                prompt.name
+            ))),
+            Some(ArgumentProblem::Undeclared(unknown)) => Err(RpcError::invalid_params(format!(
                 "Invalid params: prompt `{}` has no argument `{unknown}`",
                 prompt.name
-            )));
+            ))),
         }
-        Ok(())
     }
 }
 

@@ -18,9 +18,9 @@ use tokio::sync::OwnedSemaphorePermit;
 use std::collections::BTreeMap;
 
 use corral_tool::{
-    CallContext, CallEvent, CallOutput, CompleteError, Completions, Content, LogLevel,
-    MAX_COMPLETION_VALUES, PromptDef, PromptError, PromptMessage, PromptOutput, ReadError,
-    ResourceContents, ResourceDef, ResourceItem, ResourceTemplateDef, Role, ToolDef,
+    ArgumentProblem, CallContext, CallEvent, CallOutput, CompleteError, Completions, Content,
+    LogLevel, MAX_COMPLETION_VALUES, PromptDef, PromptError, PromptMessage, PromptOutput,
+    ReadError, ResourceContents, ResourceDef, ResourceItem, ResourceTemplateDef, Role, ToolDef,
 };
 
 use crate::ask::{InputRequired, WaitingCalls};
@@ -403,30 +403,26 @@ impl Plugin {
         context: CallContext,
     ) -> Result<PromptOutput, PromptError> {
         let prompt = &self.prompts[index];
-        if let Some(missing) = prompt
-            .arguments
-            .iter()
-            .find(|a| a.required && !arguments.contains_key(&a.name))
-        {
-            return Err(PromptError::InvalidArguments(format!(
-                "Prompt `{name}` needs the argument `{}`",
-                missing.name
-            )));
-        }
-        if let Some(undeclared) = arguments
-            .keys()
-            .find(|key| !prompt.arguments.iter().any(|a| &a.name == *key))
-        {
-            let declared: Vec<&str> = prompt.arguments.iter().map(|a| a.name.as_str()).collect();
-            return Err(PromptError::InvalidArguments(format!(
-                "Prompt `{name}` has no argument `{}` (its arguments: {})",
-                printable(undeclared),
-                if declared.is_empty() {
-                    "none".to_owned()
-                } else {
-                    declared.join(", ")
-                }
-            )));
+        match prompt.argument_problem(&arguments) {
+            None => {}
+            Some(ArgumentProblem::Missing(missing)) => {
+                return Err(PromptError::InvalidArguments(format!(
+                    "Prompt `{name}` needs the argument `{missing}`"
+                )));
+            }
+            Some(ArgumentProblem::Undeclared(undeclared)) => {
+                let declared: Vec<&str> =
+                    prompt.arguments.iter().map(|a| a.name.as_str()).collect();
+                return Err(PromptError::InvalidArguments(format!(
+                    "Prompt `{name}` has no argument `{}` (its arguments: {})",
+                    printable(undeclared),
+                    if declared.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        declared.join(", ")
+                    }
+                )));
+            }
         }
         let logged = self
             .sandbox

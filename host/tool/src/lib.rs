@@ -26,7 +26,9 @@ pub use client::{
 pub use completion::{
     CompleteError, CompletionRef, CompletionRequest, Completions, MAX_COMPLETION_VALUES,
 };
-pub use prompt::{PromptArgument, PromptDef, PromptError, PromptMessage, PromptOutput};
+pub use prompt::{
+    ArgumentProblem, PromptArgument, PromptDef, PromptError, PromptMessage, PromptOutput,
+};
 pub use resource::{ReadError, ResourceDef, ResourceItem, ResourceTemplateDef};
 
 /// A tool as served to clients, after validation.

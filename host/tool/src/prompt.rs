@@ -1,6 +1,8 @@
 //! Prompts: conversations a user picks from the client, filled in from
 //! arguments (MCP `prompts/*`).
 
+use std::collections::BTreeMap;
+
 use crate::{Content, Icon, Role};
 
 /// A prompt as served to clients, after validation.
@@ -14,6 +16,38 @@ pub struct PromptDef {
     pub icons: Vec<Icon>,
     /// As [`crate::ToolDef::held_bytes`], for `prompts/list`.
     pub held_bytes: usize,
+}
+
+impl PromptDef {
+    /// What is wrong with `arguments` for this prompt, if anything: the
+    /// first required argument missing, else the first one it does not
+    /// declare. The protocol checks a request with it, and the sandbox
+    /// again what it passes its plugin (the contract's promise).
+    pub fn argument_problem<'a, V>(
+        &'a self,
+        arguments: &'a BTreeMap<String, V>,
+    ) -> Option<ArgumentProblem<'a>> {
+        if let Some(missing) = self
+            .arguments
+            .iter()
+            .find(|argument| argument.required && !arguments.contains_key(&argument.name))
+        {
+            return Some(ArgumentProblem::Missing(&missing.name));
+        }
+        arguments
+            .keys()
+            .find(|name| !self.arguments.iter().any(|a| &a.name == *name))
+            .map(|name| ArgumentProblem::Undeclared(name))
+    }
+}
+
+/// Why arguments do not fit a prompt (see [`PromptDef::argument_problem`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgumentProblem<'a> {
+    /// This required argument is missing.
+    Missing(&'a str),
+    /// The prompt declares no argument of this name.
+    Undeclared(&'a str),
 }
 
 /// One argument of a prompt (its value is a string).
