@@ -198,8 +198,9 @@ where
 /// `list` on a later version's prepared component (`$version` names its
 /// bindings), its tools as the 0.1.0 records they are field for field.
 macro_rules! later_list {
-    ($version:ident, $pre:expr, $store:expr) => {{
+    ($version:ident, $pre:expr, $store:expr, $instantiated:expr) => {{
         let instance = $pre.instantiate_async(&mut *$store).await?;
+        ($instantiated)($store.data_mut());
         let listed = instance
             .corral_plugin_tools()
             .call_list(&mut *$store)
@@ -214,8 +215,9 @@ macro_rules! later_list {
 /// `call` on a later version's prepared component, its result as the
 /// 0.1.0 record (whose content types every version shares).
 macro_rules! later_call {
-    ($pre:expr, $store:expr, $tool:expr, $arguments:expr) => {{
+    ($pre:expr, $store:expr, $instantiated:expr, $tool:expr, $arguments:expr) => {{
         let instance = $pre.instantiate_async(&mut *$store).await?;
+        ($instantiated)($store.data_mut());
         let result = instance
             .corral_plugin_tools()
             .call_call(&mut *$store, $tool, $arguments)
@@ -380,14 +382,19 @@ impl<T: Send + 'static> PluginPre<T> {
     /// Instantiates the component and makes `request`. A request of an
     /// interface the component does not export answers as if it had
     /// nothing (callers do not make those: see [`PluginPre::exports`]).
+    /// `instantiated` sees the store's data between the two: what the
+    /// guest's runtime did while it started (Go's reads its preopened
+    /// directories whatever the plugin does) is not the request's doing.
     pub async fn invoke(
         &self,
         store: &mut wasmtime::Store<T>,
+        instantiated: fn(&mut T),
         request: Request,
     ) -> wasmtime::Result<Response> {
         match (self, request) {
             (PluginPre::V0_1(pre), Request::ListTools) => {
                 let instance = pre.instantiate_async(&mut *store).await?;
+                instantiated(store.data_mut());
                 let tools = instance
                     .corral_plugin_tools()
                     .call_list(&mut *store)
@@ -396,6 +403,7 @@ impl<T: Send + 'static> PluginPre<T> {
             }
             (PluginPre::V0_1(pre), Request::Call { tool, arguments }) => {
                 let instance = pre.instantiate_async(&mut *store).await?;
+                instantiated(store.data_mut());
                 let result = instance
                     .corral_plugin_tools()
                     .call_call(&mut *store, &tool, &arguments)
@@ -403,15 +411,16 @@ impl<T: Send + 'static> PluginPre<T> {
                 Ok(Response::Called(result))
             }
             (PluginPre::V0_2(pre), Request::ListTools) => {
-                let tools: wasmtime::Result<Vec<tools::Tool>> = later_list!(v0_2, pre, store);
+                let tools: wasmtime::Result<Vec<tools::Tool>> =
+                    later_list!(v0_2, pre, store, instantiated);
                 Ok(Response::Tools(tools?))
             }
             (PluginPre::V0_2(pre), Request::Call { tool, arguments }) => {
                 let result: wasmtime::Result<tools::CallResult> =
-                    later_call!(pre, store, &tool, &arguments);
+                    later_call!(pre, store, instantiated, &tool, &arguments);
                 Ok(Response::Called(result?))
             }
-            (PluginPre::V0_3(pre), request) => pre.invoke(store, request).await,
+            (PluginPre::V0_3(pre), request) => pre.invoke(store, instantiated, request).await,
             (_, request) => Ok(Response::nothing(&request)),
         }
     }
@@ -450,6 +459,7 @@ impl<T: Send + 'static> Exports03<T> {
     async fn invoke(
         &self,
         store: &mut wasmtime::Store<T>,
+        instantiated: fn(&mut T),
         request: Request,
     ) -> wasmtime::Result<Response> {
         let exported = match &request {
@@ -462,6 +472,7 @@ impl<T: Send + 'static> Exports03<T> {
             return Ok(Response::nothing(&request));
         }
         let instance = self.pre.instantiate_async(&mut *store).await?;
+        instantiated(store.data_mut());
         let store = &mut *store;
         // Each lookup below is of an export found present above.
         Ok(match request {

@@ -461,7 +461,17 @@ impl Sandbox {
             Ok(store) => store,
             Err(failure) => return (Err(failure), None),
         };
-        let outcome = within(limits.timeout, &pause, pre.invoke(&mut store, request)).await;
+        // What the guest's runtime reached for while it started is not the
+        // request's doing: Go's reads its preopened directories at start,
+        // which would give every failed call of a Go plugin the hint that
+        // it lacks a directory grant.
+        let started = |state: &mut CallState| state.reached = missing_grant::Reached::default();
+        let outcome = within(
+            limits.timeout,
+            &pause,
+            pre.invoke(&mut store, started, request),
+        )
+        .await;
         let run = finish(&mut store, limits, outcome);
         (run, Some(Spent { store }))
     }

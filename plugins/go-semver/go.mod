@@ -1,0 +1,3 @@
+module corral.plugin/go-semver
+
+go 1.27
