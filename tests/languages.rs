@@ -1,5 +1,6 @@
 //! Any WASI language (issue 6): the example plugins written in Rust, C,
-//! Python and JavaScript, served together by one `corral serve` over stdio.
+//! Python, JavaScript and Go, served together by one `corral serve` over
+//! stdio.
 //!
 //! Every test shares one server. Its first `tools/list` waits until every
 //! plugin has loaded, and with a cold compile cache the Python (19 MB) and
@@ -7,7 +8,7 @@
 //! server pays that once for the whole suite. The tests take turns on it (a
 //! mutex), so each one sees only the responses to its own requests.
 //!
-//! The served folder holds copies of the seven examples and nothing else: no
+//! The served folder holds copies of every example and nothing else: no
 //! manifest (`NAME.toml`), so every call runs under the default limits.
 
 mod support;
@@ -36,7 +37,7 @@ const REVISION: &str = "2025-11-25";
 
 /// Each example plugin: its language, its name (the file is NAME.wasm) and
 /// every tool it offers.
-const EXAMPLES: [(&str, &str, &[&str]); 7] = [
+const EXAMPLES: [(&str, &str, &[&str]); 8] = [
     (
         "Rust",
         "calc",
@@ -71,6 +72,7 @@ const EXAMPLES: [(&str, &str, &[&str]); 7] = [
         "js-json",
         &["json_query", "json_diff", "json_format", "json_to_csv"],
     ),
+    ("Go", "go-semver", &["semver_match"]),
 ];
 
 /// The server every test shares, with the tools it listed first.
@@ -867,4 +869,205 @@ fn the_c_json_library_writes_doubles_without_stdio() {
             "json.c uses `{name}` from stdio: {undefined}"
         );
     }
+}
+
+/// The Go example (plugins/go-semver, built by plugins/build-go with
+/// upstream Go): structured output as its schema declares, a tool error of
+/// its own that says how to write a constraint (and nothing else: the Go
+/// runtime reads its preopened directories at start, which is not the call
+/// reaching for files), and its log and progress notifications.
+#[test]
+fn go_calls_tool_errors_logs_and_progress() {
+    let mut suite = suite();
+    let listed = tool(&suite.tools, "semver_match").clone();
+    assert_eq!(listed["outputSchema"]["type"], "object", "{listed}");
+    assert_eq!(
+        listed["inputSchema"]["required"],
+        json!(["versions", "constraint"])
+    );
+    assert_eq!(listed["annotations"]["readOnlyHint"], true, "{listed}");
+
+    let server = &mut suite.server;
+    server.result("logging/setLevel", json!({ "level": "info" }));
+    let versions = ["1.10.0", "1.2", "v1.2.0", "2.0.0", "1.9.0-beta", "01.0.0"];
+    let id = server.send_request(
+        "tools/call",
+        json!({
+            "name": "semver_match",
+            "arguments": { "versions": versions, "constraint": ">=1.2.0, <2" },
+            "_meta": { "progressToken": "go-semver" },
+        }),
+    );
+    let response = server.response_to(&id);
+    let result = &response["result"];
+    assert_eq!(result["isError"], false, "{response}");
+    assert_eq!(
+        result["structuredContent"],
+        json!({
+            "constraint": ">=1.2.0, <2",
+            "means": ">=1.2.0 <2.0.0-0",
+            "matching": ["v1.2.0", "1.9.0-beta", "1.10.0"],
+            "highest": "1.10.0",
+            "invalid": [
+                {
+                    "version": "1.2",
+                    "reason": "has 2 number(s) where SemVer needs three, MAJOR.MINOR.PATCH (e.g. 1.2.0)",
+                },
+                {
+                    "version": "01.0.0",
+                    "reason": "the major number \"01\" has a leading zero, which SemVer forbids",
+                },
+            ],
+            "checked": 6,
+        })
+    );
+    assert!(
+        first_text(result).starts_with(
+            "3 of 6 version(s) match >=1.2.0, <2 (>=1.2.0 <2.0.0-0); the highest is 1.10.0."
+        ),
+        "{result}"
+    );
+
+    // One progress notification per version, in order, each naming it.
+    let progress: Vec<Value> = support::take(server, "notifications/progress")
+        .into_iter()
+        .filter(|n| n["params"]["progressToken"] == "go-semver")
+        .map(|n| n["params"].clone())
+        .collect();
+    assert_eq!(progress.len(), versions.len(), "{progress:?}");
+    for (i, (params, version)) in progress.iter().zip(versions).enumerate() {
+        assert_eq!(params["progress"], (i + 1) as f64, "{params}");
+        assert_eq!(params["total"], 6.0, "{params}");
+        assert_eq!(params["message"], format!("checked {version}"), "{params}");
+    }
+    // Its log: what it was asked, then each invalid version.
+    let logged: Vec<String> = support::take(server, "notifications/message")
+        .into_iter()
+        .filter(|n| n["params"]["logger"] == "semver_match")
+        .map(|n| n["params"]["data"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        logged,
+        [
+            r#"semver_match: 6 version(s) against ">=1.2.0, <2""#,
+            r#"semver_match: "1.2" is not SemVer: has 2 number(s) where SemVer needs three, MAJOR.MINOR.PATCH (e.g. 1.2.0)"#,
+            r#"semver_match: "01.0.0" is not SemVer: the major number "01" has a leading zero, which SemVer forbids"#,
+        ],
+    );
+    server.result("logging/setLevel", json!({ "level": "emergency" }));
+
+    // The schema cannot tell a bad constraint: the plugin can, and says how
+    // to write one. Its message is the whole content.
+    let refused = server.call(
+        "semver_match",
+        json!({ "versions": ["1.0.0"], "constraint": ">=1.2.0, <<2" }),
+    );
+    assert_plugin_error(
+        &refused,
+        &[
+            r#"constraint ">=1.2.0, <<2" is not valid: "<<2" starts with "<<", which is not an operator"#,
+            r#"Write comparators such as ">=1.2.0, <2""#,
+        ],
+    );
+    assert_eq!(
+        refused["content"].as_array().map(Vec::len),
+        Some(1),
+        "no grant hint: {refused}"
+    );
+    assert_schema_rejection(
+        &server.call(
+            "semver_match",
+            json!({ "versions": "1.0.0", "constraint": "*" }),
+        ),
+        "semver_match",
+        "/versions",
+        "not of type",
+    );
+    // None matches: `highest` is null, as the schema allows.
+    let none = server.call(
+        "semver_match",
+        json!({ "versions": ["0.9.0"], "constraint": "^1 || ~2.0.3" }),
+    );
+    assert_eq!(none["structuredContent"]["highest"], Value::Null, "{none}");
+    assert_eq!(none["structuredContent"]["matching"], json!([]), "{none}");
+}
+
+/// The traps of upstream Go in a component, with the memory limit nearly
+/// reached. The arguments of a call are written into the plugin's memory
+/// through `cabi_realloc`; a large one makes the Go runtime collect garbage
+/// there, and its collector reads the clock, an import call that the
+/// component model forbids inside `cabi_realloc` (a trap, "cannot leave
+/// component instance") unless the preview1 adapter answers it from a
+/// paused clock, as the host's adapter (wasmtime 48) and the bindings do.
+/// A list of 300,000 versions (3.4 MB of arguments, a peak of about 36 MiB
+/// in the plugin) under a 44 MiB limit: every call answers right, again
+/// and again (each in a fresh instance: goroutines and the heap never
+/// outlive a call); twice the list is refused with the memory limit's own
+/// message, and the next call is right again.
+#[test]
+fn a_go_plugin_near_its_memory_limit_answers_right() {
+    let folder = support::folder_with(&[("go-semver.wasm", &support::example("go-semver"))]);
+    support::write_file(
+        folder.path(),
+        "go-semver.toml",
+        "[limits]\nmemory = \"44 MiB\"\n",
+    );
+    let mut server = Server::start_with(folder.path(), &["--no-watch"]);
+    server.initialize(REVISION);
+    let listed = server.send_request("tools/list", json!({}));
+    server.response_within(&listed, FIRST_LOAD_BOUND);
+
+    // "A.B.C" for A in 0..30, B and C in 0..100: 300,000 versions, of which
+    // 3.0.0 up to 4.99.99 match.
+    let versions = |count: usize| -> Vec<String> {
+        (0..count)
+            .map(|i| format!("{}.{}.{}", i / 10_000, (i / 100) % 100, i % 100))
+            .collect()
+    };
+    let large = versions(300_000);
+    let check = |server: &mut Server, call: usize| {
+        let result = server.call(
+            "semver_match",
+            json!({ "versions": large, "constraint": ">=3.0.0, <5" }),
+        );
+        assert_eq!(
+            result["isError"],
+            false,
+            "call {call}: {}",
+            first_text(&result)
+        );
+        let structured = &result["structuredContent"];
+        assert_eq!(structured["checked"], 300_000, "call {call}");
+        assert_eq!(structured["invalid"], json!([]), "call {call}");
+        assert_eq!(structured["highest"], "4.99.99", "call {call}");
+        let matching = structured["matching"].as_array().unwrap();
+        assert_eq!(matching.len(), 20_000, "call {call}");
+        assert_eq!(matching[0], "3.0.0", "call {call}");
+        assert_eq!(matching[19_999], "4.99.99", "call {call}");
+        // In precedence order: 3.0.10 after 3.0.9, not after 3.0.1.
+        assert_eq!(matching[10], "3.0.10", "call {call}");
+    };
+    for call in 0..4 {
+        check(&mut server, call);
+    }
+    let too_large = server.call(
+        "semver_match",
+        json!({ "versions": versions(600_000), "constraint": ">=3.0.0, <5" }),
+    );
+    assert_eq!(too_large["isError"], true, "{too_large}");
+    assert!(
+        first_text(&too_large).contains("memory limit 44 MiB reached"),
+        "{too_large}"
+    );
+    check(&mut server, 4);
+    let stderr = server.stderr();
+    assert!(
+        !stderr.contains("cannot leave component instance"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("outcome=\"memory-limit\"").count(),
+        1,
+        "{stderr}"
+    );
 }
