@@ -228,27 +228,27 @@ fn rust_with_resources() {
             "{tested}"
         );
     }
-    let wasm_tools = target_dir().join("toolchains/cargo/bin/wasm-tools");
-    let wit = run(
-        "wasm-tools component wit docs_rs.wasm",
-        Command::new(&wasm_tools)
-            .args(["component", "wit"])
-            .arg(project.join("docs_rs.wasm")),
-        true,
-    );
-    let wit = String::from_utf8_lossy(&wit.stdout);
-    let mut exports: Vec<&str> = wit
-        .lines()
-        .filter_map(|line| line.trim().strip_prefix("export corral:plugin/"))
+    // What the component exports, read from its type information.
+    let bytes = std::fs::read(project.join("docs_rs.wasm")).unwrap();
+    let wit_component::DecodedWasm::Component(resolve, world) =
+        wit_component::decode(&bytes).unwrap()
+    else {
+        panic!("docs_rs.wasm is not a component");
+    };
+    let mut exports: Vec<String> = resolve.worlds[world]
+        .exports
+        .keys()
+        .map(|key| resolve.name_world_key(key))
         .collect();
     exports.sort_unstable();
+    let wit = exports.join(", ");
     assert_eq!(
         exports,
         [
-            "completion@0.3.0;",
-            "prompts@0.3.0;",
-            "resources@0.3.0;",
-            "tools@0.3.0;"
+            "corral:plugin/completion@0.3.0",
+            "corral:plugin/prompts@0.3.0",
+            "corral:plugin/resources@0.3.0",
+            "corral:plugin/tools@0.3.0"
         ],
         "{wit}"
     );

@@ -57,7 +57,7 @@ fn a_core_module_is_named_as_one_with_the_command_that_fixes_it_and_fails_list()
     assert_eq!(output.status.code(), Some(1), "{text}");
     assert!(
         text.contains("core WebAssembly module, not a component")
-            && text.contains("wasm-tools component new"),
+            && text.contains("corral componentize MODULE.wasm COMPONENT.wasm"),
         "{text}"
     );
     assert!(

@@ -8,8 +8,10 @@
 //! turns filesystem events into debounced batches and [`reload`] applies
 //! them to the catalog as new snapshots; [`relist`] does the same for a
 //! plugin that says its tools changed. For plugin authors, apart from
-//! serving: [`scaffold`] writes a new plugin project (`corral new`) and
-//! [`adapter`] the WASI preview1 adapter that C plugins are built with.
+//! serving: [`scaffold`] writes a new plugin project (`corral new`);
+//! [`bindings`] writes a C or Go plugin's bindings to the [`contract`]
+//! compiled into this binary, and [`componentize`] makes the component of
+//! the module the author's compiler wrote.
 //! For distribution: [`distribute`] pushes plugins to OCI registries and
 //! pulls them into folders (`corral-registry` underneath), showing what
 //! [`grants`] a pulled plugin asks for. [`state`] places the plugins'
@@ -21,8 +23,10 @@
 //! output checks (`corral-sandbox`) -> shaping for the client's revision
 //! (`corral-mcp`) -> wire. `corral-tool` holds the types they share.
 
-pub mod adapter;
+pub mod bindings;
 pub mod catalog;
+pub mod componentize;
+pub mod contract;
 pub mod distribute;
 pub mod grants;
 pub mod host;

@@ -7,8 +7,10 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, Result, bail};
 use clap::{Parser, Subcommand};
-use corral::adapter;
+use corral::bindings;
 use corral::catalog::{self, Catalog, LoadFailure, Snapshot};
+use corral::componentize;
+use corral::contract::{Contract, DEFAULT_WORLD};
 use corral::distribute;
 use corral::grants;
 use corral::host::FolderHost;
@@ -185,6 +187,29 @@ enum Authoring {
         #[arg(long)]
         resources: bool,
     },
+    /// Write a plugin's bindings to the contract this corral serves into
+    /// OUT: for C, WORLD.h, WORLD.c and WORLD_component_type.o; for Go, the
+    /// package main layout with go.mod and the Go module it needs in OUT/pkg.
+    Bindings {
+        /// The plugin's language.
+        language: bindings::Language,
+        /// The folder to write into (created if missing).
+        out: PathBuf,
+        #[command(flatten)]
+        contract: ContractFlags,
+    },
+    /// Make the component Corral loads from a WASI preview1 core module
+    /// (clang with wasi-libc, or Go's `GOOS=wasip1 -buildmode=c-shared`):
+    /// embeds the world unless the module carries one, and adapts WASI
+    /// preview1 with this corral's reactor adapter.
+    Componentize {
+        /// The core module the compiler wrote.
+        core: PathBuf,
+        /// The component to write (replaced by rename, never half-written).
+        out: PathBuf,
+        #[command(flatten)]
+        contract: ContractFlags,
+    },
     /// Write the WASI preview1 reactor adapter to OUT, for building C
     /// plugins: `wasm-tools component new --adapt wasi_snapshot_preview1=OUT`.
     Adapter {
@@ -201,6 +226,25 @@ enum Authoring {
 }
 
 /// How `push` and `pull` reach a registry.
+#[derive(clap::Args)]
+struct ContractFlags {
+    /// The world the plugin implements: plugin (tools), plugin-full (also
+    /// resources, prompts and completion), resource-plugin, or
+    /// plugin-with-state, -http, -files, -state-and-files.
+    #[arg(long, default_value = DEFAULT_WORLD)]
+    world: String,
+    /// Read the contract from this WIT folder (with its deps/) instead of
+    /// the one this corral serves, for a plugin pinned to an older contract.
+    #[arg(long, value_name = "DIR")]
+    wit: Option<PathBuf>,
+}
+
+impl ContractFlags {
+    fn load(&self) -> Result<Contract> {
+        Contract::load(self.wit.as_deref(), &self.world)
+    }
+}
+
 #[derive(clap::Args)]
 struct RegistryFlags {
     /// Speak plain HTTP to the registry. Only needed for a registry that is
@@ -458,9 +502,39 @@ fn author(command: Authoring) -> ExitCode {
                 .map(|created| print!("{}", created.next_steps()))
                 .map_err(anyhow::Error::from)
         }
-        Authoring::Adapter { out } => {
-            adapter::write(&out).with_context(|| format!("cannot write {}", out.display()))
-        }
+        Authoring::Bindings {
+            language,
+            out,
+            contract,
+        } => contract.load().and_then(|mut contract| {
+            let written = bindings::write(language, &mut contract, &out)?;
+            eprintln!(
+                "corral: wrote {} files of bindings to {}",
+                written.len(),
+                out.display()
+            );
+            Ok(())
+        }),
+        Authoring::Componentize {
+            core,
+            out,
+            contract,
+        } => contract.load().and_then(|contract| {
+            let module =
+                std::fs::read(&core).with_context(|| format!("cannot read {}", core.display()))?;
+            let component = componentize::componentize(module, &contract)
+                .with_context(|| format!("cannot make a component of {}", core.display()))?;
+            componentize::write_by_rename(&out, &component)
+                .with_context(|| format!("cannot write {}", out.display()))?;
+            eprintln!(
+                "corral: wrote {} ({} bytes)",
+                out.display(),
+                component.len()
+            );
+            Ok(())
+        }),
+        Authoring::Adapter { out } => componentize::write_by_rename(&out, componentize::REACTOR)
+            .with_context(|| format!("cannot write {}", out.display())),
         Authoring::Keygen { path } => distribute::keygen(&path).map(|fingerprint| {
             println!("wrote {0}.key and {0}.pub ({fingerprint})", path.display())
         }),

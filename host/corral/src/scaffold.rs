@@ -319,7 +319,6 @@ const C: &[File] = &[
     script!("c", "test"),
     shared!("plugins/c-hash/src/json.c", "src/json.c"),
     shared!("plugins/c-hash/src/json.h", "src/json.h"),
-    shared!("wit/plugin.wit", "wit/plugin.wit"),
 ];
 
 /// The files of a project, or `None` for a combination no template has.

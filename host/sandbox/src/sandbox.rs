@@ -396,9 +396,9 @@ impl Sandbox {
         if is_core_module(bytes) {
             anyhow::bail!(
                 "it is a core WebAssembly module, not a component: make it one with \
-                 `wasm-tools component new MODULE.wasm -o COMPONENT.wasm` (for a module \
-                 built for WASI preview 1, add `--adapt wasi_snapshot_preview1.wasm`, the \
-                 adapter that `corral adapter` writes)"
+                 `corral componentize MODULE.wasm COMPONENT.wasm` (it adapts WASI preview 1 \
+                 and embeds the world `plugin` unless the module carries its own; `--world` \
+                 names another)"
             );
         }
         match &self.options.cache {
