@@ -413,6 +413,14 @@ fn languages(sequential_calls: usize, runs: usize, log: &Path) {
             "[",
             4,
         ),
+        (
+            "Go",
+            "go-semver",
+            "semver_match",
+            json!({ "versions": ["1.2.0", "1.10.0", "2.0.0"], "constraint": ">=1.2.0, <2" }),
+            "the highest is 1.10.0",
+            1,
+        ),
     ];
     for (language, plugin, tool, arguments, expect, tools) in cases {
         let wasm = support::example(plugin);
@@ -431,7 +439,8 @@ fn languages(sequential_calls: usize, runs: usize, log: &Path) {
         let warm = median(warm);
         let mut server = unthrottled_client(dir.path(), cache.path(), log);
         server.initialize();
-        // Interpreted languages take milliseconds per call: fewer calls.
+        // Interpreted languages, and Go with its runtime to start, take
+        // milliseconds per call: fewer calls.
         let calls = if matches!(language, "Rust" | "C") {
             sequential_calls
         } else {
