@@ -79,10 +79,10 @@ const maxInvalidLogged = 10
 // List is the plugin's tool list, which Corral checks and caches at load.
 func List() []corral_plugin_tools.Tool {
 	return []corral_plugin_tools.Tool{{
-		Name:        "semver_match",
-		Title:       witTypes.Some("Match versions against a constraint"),
-		Description: witTypes.Some("Check a list of Semantic Versioning 2.0.0 version strings against a constraint such as \">=1.2.0, <2\": returns the versions that match (lowest first), the highest match, and the strings that are not valid versions with the reason. Use it to pick a release or dependency version that satisfies a requirement."),
-		InputSchema: matchInput,
+		Name:         "semver_match",
+		Title:        witTypes.Some("Match versions against a constraint"),
+		Description:  witTypes.Some("Check a list of Semantic Versioning 2.0.0 version strings against a constraint such as \">=1.2.0, <2\": returns the versions that match (lowest first), the highest match, and the strings that are not valid versions with the reason. Use it to pick a release or dependency version that satisfies a requirement."),
+		InputSchema:  matchInput,
 		OutputSchema: witTypes.Some(matchOutput),
 		Annotations: witTypes.Some(corral_plugin_tools.ToolAnnotations{
 			ReadOnlyHint:    witTypes.Some(true),
