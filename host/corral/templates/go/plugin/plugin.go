@@ -40,7 +40,7 @@ const inputSchema = `{
 
 // List is the plugin's tool list, which Corral checks and caches at load.
 func List() []corral_plugin_tools.Tool {
-	return []corral_plugin_tools.Tool{{
+	greet := corral_plugin_tools.Tool{
 		Name:        toolName,
 		Description: witTypes.Some("Say hello to someone by name."),
 		InputSchema: inputSchema,
@@ -50,7 +50,8 @@ func List() []corral_plugin_tools.Tool {
 			IdempotentHint:  witTypes.Some(true),
 			OpenWorldHint:   witTypes.Some(false),
 		}),
-	}}
+	}
+	return []corral_plugin_tools.Tool{greet}
 }
 
 // Call runs tool `name` with `arguments`, a JSON object the host has
