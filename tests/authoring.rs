@@ -444,11 +444,20 @@ fn javascript() {
     keeps_state(&project, "greet-js", "plugin.js", JS_VISITS);
 }
 
-/// Its build writes the WASI adapter with `corral adapter`, from the corral
-/// that wrote the project (none is on PATH).
+/// Its build needs only clang: the corral that wrote the project (none is
+/// on PATH) writes the bindings (`corral bindings c`) and makes the
+/// component (`corral componentize`); nothing is installed with cargo, and
+/// the project carries no copy of the contract to fall out of date.
 #[test]
 fn c() {
-    scaffold_builds_and_serves("c", "greet-c", &[]);
+    let (_parent, project) = scaffold_builds_and_serves("c", "greet-c", &[]);
+    assert!(!project.join("wit").exists(), "a C project has no wit/");
+    let bindings = project.join(".build/bindings/plugin.h");
+    let header = std::fs::read_to_string(&bindings).unwrap();
+    assert!(
+        header.contains("exports_corral_plugin_tools_call"),
+        "{header}"
+    );
 }
 
 /// Without --dir the project goes in the current folder, and an existing
