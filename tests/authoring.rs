@@ -526,3 +526,80 @@ fn adapter_writes_the_preview1_reactor_adapter() {
     let text = String::from_utf8_lossy(&bytes);
     assert!(text.contains("fd_write") && text.contains("path_open"));
 }
+
+/// `corral dev PROJECT`: the author's loop. The project is built and served
+/// at once; an edit is rebuilt and served without a restart; a build that
+/// fails says why on stderr and in the client's log, and the last good build
+/// keeps answering until the fix lands. Each call's audit line is on stderr.
+#[test]
+fn dev_builds_serves_and_rebuilds_on_every_edit() {
+    let parent = tempfile::tempdir().unwrap();
+    run(
+        "corral new c greet-dev",
+        corral()
+            .args(["new", "c", "greet-dev", "--dir"])
+            .arg(parent.path()),
+        true,
+    );
+    let project = parent.path().join("greet-dev");
+    let mut server = support::Server::dev(&project);
+    server.initialize("2025-11-25");
+    server.result("logging/setLevel", serde_json::json!({"level": "info"}));
+
+    // Whatever a call answers, once it answers `want` (the build lands in
+    // the background, then the folder reloads).
+    let answers = |server: &mut support::Server, want: &str| {
+        let deadline = Instant::now() + std::time::Duration::from_secs(180);
+        loop {
+            let listed = server.result("tools/list", serde_json::json!({}));
+            if listed["tools"]
+                .as_array()
+                .is_some_and(|tools| !tools.is_empty())
+            {
+                let result = server.call("greet-dev", serde_json::json!({"name": "Ada"}));
+                if first_text(&result) == want {
+                    return;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "never answered {want:?}:\n{}",
+                server.stderr()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    };
+    answers(&mut server, "Hello, Ada!");
+    let stderr = server.stderr_containing("dev: ./build succeeded");
+    assert!(
+        stderr.contains("build: wrote"),
+        "the build's output: {stderr}"
+    );
+    server.stderr_containing("tool=greet-dev");
+
+    // An edit is built and served.
+    let source = project.join("src/greeting.c");
+    let text = std::fs::read_to_string(&source).unwrap();
+    std::fs::write(&source, text.replace("\"Hello, \"", "\"Howdy, \"")).unwrap();
+    answers(&mut server, "Howdy, Ada!");
+
+    // A mistake: clang's message on stderr and in the client's log, and
+    // the last good build still answers.
+    let broken = std::fs::read_to_string(&source).unwrap() + "\nthis is not C\n";
+    std::fs::write(&source, broken).unwrap();
+    let stderr = server.stderr_containing("dev: ./build failed");
+    assert!(stderr.contains("greeting.c:"), "clang's message: {stderr}");
+    let result = server.call("greet-dev", serde_json::json!({"name": "Ada"}));
+    assert_eq!(first_text(&result), "Howdy, Ada!", "{result}");
+    let logged = server.notifications.iter().any(|note| {
+        note["method"] == "notifications/message"
+            && note["params"]["data"]
+                .as_str()
+                .is_some_and(|data| data.contains("./build failed") && data.contains("greeting.c:"))
+    });
+    assert!(logged, "the client's log: {:?}", server.notifications);
+
+    // The fix lands.
+    std::fs::write(&source, text.replace("\"Hello, \"", "\"Welcome, \"")).unwrap();
+    answers(&mut server, "Welcome, Ada!");
+}
