@@ -322,12 +322,21 @@ fn a_rust_build_without_its_sdk_prints_the_command_that_fixes_it() {
 #[test]
 fn python() {
     let (_parent, project) = scaffold_builds_and_serves("python", "greet-py", &[]);
-    keeps_state(&project, "greet-py", "app.py", PYTHON_VISITS);
+    keeps_state(
+        &project,
+        "greet-py",
+        "app.py",
+        PYTHON_VISITS,
+        "tools.call returned result.content[0] = {'type': 'text', 'text': 'hi'}; the contract \
+         wants Content_Text(TextContent(text=..., annotations=None)), or another Content_ case \
+         there",
+    );
 }
 
 /// A Python plugin counting its calls in the store (`wasi:keyvalue`), as an
 /// author would write one in a project from `corral new python`.
 const PYTHON_VISITS: &str = r#"
+from contract import checked
 from wit_world import exports
 from wit_world.exports.tools import CallResult, Tool
 from wit_world.imports import atomics, store
@@ -340,9 +349,10 @@ class Tools(exports.Tools):
                      output_schema=None, annotations=None, icons=[], task_support=None)
                 for name in ("visits", "wrong_shape")]
 
+    @checked
     def call(self, name: str, arguments: str) -> CallResult:
-        if name == "wrong_shape":  # an MCP result, not the contract's CallResult
-            return {"content": [{"type": "text", "text": "hi"}], "isError": False}
+        if name == "wrong_shape":  # MCP's content, not the contract's
+            return CallResult(content=[{"type": "text", "text": "hi"}], structured_content=None, is_error=False)
         count = atomics.increment(store.open("default"), "visits", 1)
         return CallResult(content=[Content_Text(TextContent(text=str(count), annotations=None))],
                           structured_content=None, is_error=False)
@@ -352,8 +362,9 @@ class Tools(exports.Tools):
 const JS_VISITS: &str = r#"
 import { open } from 'wasi:keyvalue/store@0.2.0-draft';
 import { increment } from 'wasi:keyvalue/atomics@0.2.0-draft';
+import { checked } from './contract.js';
 
-export const tools = {
+export const tools = checked({
   list() {
     return ['visits', 'wrong_shape'].map((name) => ({ name, description: 'Count the calls.', inputSchema: '{"type": "object"}', icons: [] }));
   },
@@ -363,14 +374,14 @@ export const tools = {
     const count = increment(open('default'), 'visits', 1n);
     return { content: [{ tag: 'text', val: { text: String(count) } }], isError: false };
   },
-};
+});
 "#;
 
 /// A project whose manifest (NAME.toml) grants `[state]` is built against
 /// the world `plugin-with-state`, from the WIT `corral new` wrote into it:
 /// its entry module (replaced by `source`) imports `wasi:keyvalue`, and its
 /// count survives from one `corral call` to the next.
-fn keeps_state(project: &Path, name: &str, entry: &str, source: &str) {
+fn keeps_state(project: &Path, name: &str, entry: &str, source: &str, wrong_field: &str) {
     std::fs::write(project.join(entry), source).unwrap();
     std::fs::write(
         project.join(format!("{name}.toml")),
@@ -397,9 +408,9 @@ fn keeps_state(project: &Path, name: &str, entry: &str, source: &str) {
         let result: Value = serde_json::from_slice(&output.stdout).unwrap();
         assert_eq!(first_text(&result), expected, "{result}");
     }
-    // A result of the wrong shape (an MCP result, not the contract's) is
-    // named as such, with where the shapes are written down, not as the
-    // bindings' words alone.
+    // A result of the wrong shape (MCP's content, not the contract's) fails
+    // naming the field, as the template's `checked` wrapper words it, not
+    // in the bindings' words.
     let output = run(
         &format!("corral call {name} wrong_shape"),
         corral()
@@ -411,9 +422,7 @@ fn keeps_state(project: &Path, name: &str, entry: &str, source: &str) {
     let result: Value = serde_json::from_slice(&output.stdout).unwrap();
     let text = first_text(&result);
     assert!(
-        text.starts_with("Tool `wrong_shape` failed: the plugin returned")
-            && text.contains("a value that does not match the contract's types: ")
-            && text.contains("\"The contract in Python and JavaScript\""),
+        text.starts_with("Tool `wrong_shape` failed: the plugin ") && text.contains(wrong_field),
         "{result}"
     );
 }
@@ -441,7 +450,14 @@ fn javascript() {
             && !text.contains("initializer.js"),
         "{result}"
     );
-    keeps_state(&project, "greet-js", "plugin.js", JS_VISITS);
+    keeps_state(
+        &project,
+        "greet-js",
+        "plugin.js",
+        JS_VISITS,
+        "tools.call returned result.content[0].tag = undefined; the contract wants one of \
+         'text', 'image', 'audio', 'resource-link', 'embedded-resource' there",
+    );
 }
 
 /// Its build needs only clang: the corral that wrote the project (none is

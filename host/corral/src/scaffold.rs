@@ -264,6 +264,7 @@ const RUST_RESOURCES: &[File] = &[
 
 const PYTHON: &[File] = &[
     template!("python", "app.py"),
+    template!("python", "contract.py"),
     template!("python", "tool.py"),
     template!("python", "test_tool.py"),
     template!("python", "README.md"),
@@ -283,6 +284,7 @@ const PYTHON: &[File] = &[
 
 const JS: &[File] = &[
     template!("js", "plugin.js"),
+    template!("js", "contract.js"),
     template!("js", "tool.js"),
     template!("js", "tool.test.js"),
     template!("js", "package.json"),
