@@ -425,6 +425,12 @@ fn keeps_state(project: &Path, name: &str, entry: &str, source: &str, wrong_fiel
         text.starts_with("Tool `wrong_shape` failed: the plugin ") && text.contains(wrong_field),
         "{result}"
     );
+    // The same through a client.
+    let mut server = support::Server::start_with(project, &["--state", &store]);
+    server.initialize("2025-11-25");
+    let result = server.call("wrong_shape", serde_json::json!({}));
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(first_text(&result).contains(wrong_field), "{result}");
 }
 
 /// JavaScript projects keep console output on, so that an error escaping
