@@ -444,6 +444,79 @@ fn javascript() {
     keeps_state(&project, "greet-js", "plugin.js", JS_VISITS);
 }
 
+/// TypeScript: `./build` writes the contract's types from wit/ (jco
+/// guest-types) and type-checks the project with tsc before it builds
+/// anything. A type error in the tool fails the build with tsc's own words,
+/// file(line,column) and the error, and leaves the last good plugin as it
+/// was; so does reaching for Node, which a plugin does not have.
+#[test]
+fn typescript() {
+    let (_parent, project) = scaffold_builds_and_serves("ts", "greet-ts", &[]);
+    let tools_types = project.join("types/interfaces/corral-plugin-tools.d.ts");
+    let declared = std::fs::read_to_string(&tools_types)
+        .unwrap_or_else(|err| panic!("{}: {err}", tools_types.display()));
+    assert!(
+        declared.contains("declare module 'corral:plugin/tools@0.3.0'")
+            && declared
+                .contains("export function call(name: string, arguments: string): CallResult;"),
+        "{declared}"
+    );
+    let wasm = project.join("greet-ts.wasm");
+    let built = std::fs::read(&wasm).unwrap();
+
+    let tool = project.join("tool.ts");
+    let source = std::fs::read_to_string(&tool).unwrap();
+    let good = "return `Hello, ${trimmed}!`;";
+    let broken = source.replace(good, "return trimmed.length;");
+    assert_ne!(source, broken, "tool.ts changed: update this test");
+    // Where tsc will point: the line of the return, at its first character.
+    let (line, column) = source
+        .lines()
+        .enumerate()
+        .find_map(|(i, text)| text.find(good).map(|at| (i + 1, at + 1)))
+        .unwrap();
+    std::fs::write(&tool, &broken).unwrap();
+    let output = run(
+        "ts ./build (a type error)",
+        &mut script(&project, "build"),
+        false,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "tool.ts({line},{column}): error TS2322: Type 'number' is not assignable to type 'string'."
+        )) && stderr.contains("build: tsc found errors (above); fix them and build again"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&wasm).unwrap(),
+        built,
+        "a failed build leaves the plugin as it was"
+    );
+
+    // The plugin has no Node: tsc refuses `process` in it, and the build
+    // says why rather than tsc's advice to install Node's types.
+    std::fs::write(&tool, &source).unwrap();
+    let plugin = project.join("plugin.ts");
+    let mut with_node = std::fs::read_to_string(&plugin).unwrap();
+    with_node.push_str("export const home = process.env.HOME;\n");
+    std::fs::write(&plugin, with_node).unwrap();
+    let output = run(
+        "ts ./build (Node in the plugin)",
+        &mut script(&project, "build"),
+        false,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("plugin.ts(") && stderr.contains("Cannot find name 'process'"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("build: a plugin runs without Node: `process`, `require` and node: modules do not exist in it"),
+        "{stderr}"
+    );
+}
+
 /// Its build writes the WASI adapter with `corral adapter`, from the corral
 /// that wrote the project (none is on PATH).
 #[test]

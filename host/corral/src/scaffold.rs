@@ -10,9 +10,9 @@
 //! are compiled in from where the repository keeps them, so they cannot
 //! drift: the plugin contract `wit/plugin.wit`, the C plugins' JSON reader
 //! (`plugins/c-hash/src/json.[ch]`) and the JavaScript toolchain's pins and
-//! build script (`plugins/build-js.d/`, byte for byte, so that a project's
+//! build scripts (`plugins/build-js.d/`, byte for byte, so that a project's
 //! toolchain and the repository's are one install when they share a
-//! toolchain folder).
+//! toolchain folder; TypeScript projects use the same).
 
 use std::fmt;
 use std::fs;
@@ -31,10 +31,20 @@ pub enum Language {
     Js,
     /// C, with wit-bindgen's C bindings, clang and wasi-libc.
     C,
+    /// TypeScript: the contract's types from its WIT (jco), checked and
+    /// compiled by tsc, made a component by componentize-js.
+    #[value(alias = "typescript")]
+    Ts,
 }
 
 impl Language {
-    pub const ALL: [Language; 4] = [Language::Rust, Language::Python, Language::Js, Language::C];
+    pub const ALL: [Language; 5] = [
+        Language::Rust,
+        Language::Python,
+        Language::Js,
+        Language::C,
+        Language::Ts,
+    ];
 
     /// The name people know it by.
     pub fn title(self) -> &'static str {
@@ -43,6 +53,7 @@ impl Language {
             Language::Python => "Python",
             Language::Js => "JavaScript",
             Language::C => "C",
+            Language::Ts => "TypeScript",
         }
     }
 }
@@ -322,6 +333,41 @@ const C: &[File] = &[
     shared!("wit/plugin.wit", "wit/plugin.wit"),
 ];
 
+/// As `JS`, in TypeScript: the toolchain adds jco (the contract's types,
+/// `toolchain/guest-types.mjs`) and typescript to the same pinned install.
+const TS: &[File] = &[
+    template!("ts", "plugin.ts"),
+    template!("ts", "tool.ts"),
+    template!("ts", "tool.test.ts"),
+    template!("ts", "tsconfig.json"),
+    template!("ts", "tsconfig.test.json"),
+    template!("ts", "package.json"),
+    template!("ts", "README.md"),
+    template!("ts", "gitignore", ".gitignore"),
+    template!("ts", "toolchain/install"),
+    script!("ts", "build"),
+    script!("ts", "test"),
+    shared!("wit/plugin.wit", "wit/plugin.wit"),
+    shared!("wit/plugin-with-state.wit", "wit/plugin-with-state.wit"),
+    shared!("wit/keyvalue/store.wit", "wit/deps/keyvalue/store.wit"),
+    shared!("wit/keyvalue/atomic.wit", "wit/deps/keyvalue/atomic.wit"),
+    shared!("wit/keyvalue/batch.wit", "wit/deps/keyvalue/batch.wit"),
+    shared!("wit/keyvalue/world.wit", "wit/deps/keyvalue/world.wit"),
+    shared!("plugins/build-js.d/package.json", "toolchain/package.json"),
+    shared!(
+        "plugins/build-js.d/package-lock.json",
+        "toolchain/package-lock.json"
+    ),
+    shared!(
+        "plugins/build-js.d/componentize.mjs",
+        "toolchain/componentize.mjs"
+    ),
+    shared!(
+        "plugins/build-js.d/guest-types.mjs",
+        "toolchain/guest-types.mjs"
+    ),
+];
+
 /// The files of a project, or `None` for a combination no template has.
 fn files(language: Language, offer: Offer) -> Option<&'static [File]> {
     Some(match (language, offer) {
@@ -330,6 +376,7 @@ fn files(language: Language, offer: Offer) -> Option<&'static [File]> {
         (Language::Python, Offer::Tools) => PYTHON,
         (Language::Js, Offer::Tools) => JS,
         (Language::C, Offer::Tools) => C,
+        (Language::Ts, Offer::Tools) => TS,
         _ => return None,
     })
 }
