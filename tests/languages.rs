@@ -925,6 +925,18 @@ fn calls_to_every_language_in_flight_at_once_all_answer_correctly() {
         ),
         case("multiply", json!({ "a": 6, "b": 7 }), false, "42"),
         case(
+            "semver_bump",
+            json!({ "version": "0.9.9", "part": "minor" }),
+            false,
+            r#"{"from":"0.9.9","to":"0.10.0","part":"minor","asked":false}"#,
+        ),
+        case(
+            "semver_parse",
+            json!({ "version": "1.2.3.4" }),
+            true,
+            "expected MAJOR.MINOR.PATCH",
+        ),
+        case(
             "date_info",
             json!({ "date": "2023-02-29" }),
             true,
