@@ -912,6 +912,53 @@ mod tests {
         assert_eq!(created.sdk_origin, None);
     }
 
+    /// A TypeScript project's toolchain is the JavaScript one, byte for
+    /// byte, so that both are one install in a shared toolchain folder; its
+    /// generated types and builds stay out of git.
+    #[test]
+    fn a_typescript_project_shares_the_javascript_toolchain() {
+        let parent = tempfile::tempdir().unwrap();
+        let created = create(
+            Language::Ts,
+            "greet_ts",
+            parent.path(),
+            &origin(Path::new("/nowhere")),
+            Offer::Tools,
+        )
+        .unwrap();
+        for (file, repository) in [
+            (
+                "package-lock.json",
+                include_str!("../../../plugins/build-js.d/package-lock.json"),
+            ),
+            (
+                "guest-types.mjs",
+                include_str!("../../../plugins/build-js.d/guest-types.mjs"),
+            ),
+        ] {
+            let copied = fs::read_to_string(created.dir.join("toolchain").join(file)).unwrap();
+            assert_eq!(copied, repository, "toolchain/{file}");
+        }
+        let plugin = fs::read_to_string(created.dir.join("plugin.ts")).unwrap();
+        assert!(plugin.contains("const TOOL_NAME = 'greet_ts';"), "{plugin}");
+        let ignored = fs::read_to_string(created.dir.join(".gitignore")).unwrap();
+        assert_eq!(ignored, "/greet_ts.wasm\n/.build/\n/types/\n");
+        assert!(created.next_steps().contains("a TypeScript plugin"));
+        let err = create(
+            Language::Ts,
+            "tsdocs",
+            parent.path(),
+            &Origin::default(),
+            Offer::Resources,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("a TypeScript project offers tools only"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn resources_come_in_rust_and_a_c_project_refuses_them() {
         let parent = tempfile::tempdir().unwrap();
