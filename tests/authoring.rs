@@ -518,6 +518,84 @@ fn typescript() {
         stderr.contains("build: a plugin runs without Node: `process`, `require` and node: modules do not exist in it"),
         "{stderr}"
     );
+    typescript_keeps_state(&project, "greet-ts");
+}
+
+/// `JS_VISITS` in TypeScript: the store's types come with the world
+/// `plugin-with-state` (its bucket is a class of a WIT resource, which
+/// tsc checks with `esnext.disposable`).
+const TS_VISITS: &str = r#"
+import { open } from 'wasi:keyvalue/store@0.2.0-draft';
+import { increment } from 'wasi:keyvalue/atomics@0.2.0-draft';
+import type { CallResult, Tool } from 'corral:plugin/tools@0.3.0';
+
+function list(): Tool[] {
+  return [{ name: 'visits', description: 'Count the calls.', inputSchema: '{"type": "object"}', icons: [] }];
+}
+
+function call(): CallResult {
+  const count: bigint = increment(open('default'), 'visits', 1n);
+  return { content: [{ tag: 'text', val: { text: String(count) } }], isError: false };
+}
+
+export const tools: typeof import('corral:plugin/tools@0.3.0') = { list, call };
+"#;
+
+/// A TypeScript project whose manifest grants `[state]` builds against
+/// `plugin-with-state`, typed, and counts from one call to the next. The
+/// result of the wrong shape that a JavaScript plugin returns at run time
+/// (`keeps_state`) is here a compile error, with tsc's message.
+fn typescript_keeps_state(project: &Path, name: &str) {
+    let plugin = project.join("plugin.ts");
+    std::fs::write(&plugin, TS_VISITS).unwrap();
+    std::fs::write(
+        project.join(format!("{name}.toml")),
+        "[state]\nbuckets = [\"default\"]\n",
+    )
+    .unwrap();
+    let built = run(
+        &format!("{name} ./build (with state)"),
+        &mut script(project, "build"),
+        true,
+    );
+    let said = String::from_utf8_lossy(&built.stderr);
+    assert!(said.contains("world plugin-with-state"), "{said}");
+    assert!(
+        project
+            .join("types/interfaces/wasi-keyvalue-store.d.ts")
+            .is_file(),
+        "no store types"
+    );
+    let store = format!("sqlite:{}", project.join("state.sqlite").display());
+    for expected in ["1", "2"] {
+        let output = run(
+            &format!("corral call {name} visits"),
+            corral()
+                .arg("call")
+                .arg(project)
+                .args(["visits", "{}", "--state", &store]),
+            true,
+        );
+        let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(first_text(&result), expected, "{result}");
+    }
+
+    let wrong = TS_VISITS.replace(
+        "{ tag: 'text', val: { text: String(count) } }",
+        "{ type: 'text', text: String(count) }",
+    );
+    assert_ne!(wrong, TS_VISITS);
+    std::fs::write(&plugin, wrong).unwrap();
+    let output = run(
+        &format!("{name} ./build (an MCP result, not the contract's)"),
+        &mut script(project, "build"),
+        false,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("plugin.ts(12,24): error TS2353: Object literal may only specify known properties, and 'type' does not exist in type 'Content'."),
+        "{stderr}"
+    );
 }
 
 /// Its build writes the WASI adapter with `corral adapter`, from the corral
