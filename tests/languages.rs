@@ -826,6 +826,71 @@ fn the_typescript_example_unit_tests_pass_on_node() {
     );
 }
 
+/// TypeScript's types for every world of the contract: jco's guest-types
+/// (through plugins/build-js.d/guest-types.mjs, as `plugins/build-ts` and
+/// `corral new ts` run it) writes them, and tsc accepts them in strict mode
+/// with the settings the builds use (no Node, ES2022 and disposables), so a
+/// plugin may be built against any of them.
+#[test]
+fn the_typescript_types_of_every_world_compile() {
+    support::all_plugins_dir();
+    let root = support::repo_root();
+    let node = Command::new(root.join("plugins/build-js"))
+        .arg("--toolchain-only")
+        .output()
+        .expect("plugins/build-js --toolchain-only");
+    assert!(
+        node.status.success(),
+        "{}",
+        String::from_utf8_lossy(&node.stderr)
+    );
+    let node = String::from_utf8(node.stdout).unwrap().trim().to_string();
+    let toolchain = target_dir().join("toolchains/js");
+    for world in [
+        "plugin",
+        "plugin-full",
+        "resource-plugin",
+        "plugin-with-state",
+        "plugin-with-files",
+        "plugin-with-state-and-files",
+        "plugin-with-http",
+    ] {
+        let types = tempfile::tempdir().unwrap();
+        let written = Command::new(&node)
+            .arg(toolchain.join("guest-types.mjs"))
+            .arg(root.join("wit"))
+            .arg(world)
+            .arg(types.path())
+            .output()
+            .unwrap();
+        assert!(
+            written.status.success(),
+            "guest-types {world}: {}",
+            String::from_utf8_lossy(&written.stderr)
+        );
+        let world_types = types.path().join(format!("{world}.d.ts"));
+        assert!(world_types.is_file(), "no {}", world_types.display());
+        let checked = Command::new(&node)
+            .arg(toolchain.join("node_modules/typescript/bin/tsc"))
+            .args([
+                "--strict",
+                "--noEmit",
+                "--types",
+                "",
+                "--lib",
+                "es2022,esnext.disposable",
+            ])
+            .arg(&world_types)
+            .output()
+            .unwrap();
+        assert!(
+            checked.status.success(),
+            "tsc on the types of {world}:\n{}",
+            String::from_utf8_lossy(&checked.stdout)
+        );
+    }
+}
+
 /// Arguments the plugin itself would accept (or fail differently on) are
 /// refused by the host's input schema validation, before any plugin code
 /// runs; the same tools then answer valid calls.
