@@ -18,8 +18,8 @@
 //! project compiles its dependencies once for wasm32-wasip2 (about 20 s) and
 //! natively for its tests (about 30 s); warm, each takes 1-2 s. The
 //! TypeScript project shares JavaScript's toolchain (its types and tsc take
-//! about a second); its test, three builds (two fail at tsc), takes about
-//! 40 s.
+//! about a second); its test, five builds of which three fail at tsc, takes
+//! 25-40 s.
 
 mod support;
 
