@@ -519,6 +519,23 @@ fn typescript() {
         "{stderr}"
     );
     typescript_keeps_state(&project, "greet-ts");
+
+    // The unit tests run on Node: a tested module that imports the
+    // contract fails ./test with where to import it instead.
+    let mut importing = String::from("import { log } from 'corral:plugin/host@0.3.0';\n");
+    importing.push_str(&source);
+    std::fs::write(&tool, importing).unwrap();
+    let output = run(
+        "ts ./test (the contract in a tested module)",
+        &mut script(&project, "test"),
+        false,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("tool.ts(1,21): error TS2307: Cannot find module 'corral:plugin/host@0.3.0'")
+            && stderr.contains("test: the tests run on Node, where corral:plugin/* and wasi:* do not exist: import them in plugin.ts only"),
+        "{stderr}"
+    );
 }
 
 /// `JS_VISITS` in TypeScript: the store's types come with the world
