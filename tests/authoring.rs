@@ -16,7 +16,10 @@
 //! but the calls after it find it done); the Python test builds twice (the second time
 //! with a `[state]` grant), the JavaScript test three times. The Rust
 //! project compiles its dependencies once for wasm32-wasip2 (about 20 s) and
-//! natively for its tests (about 30 s); warm, each takes 1-2 s.
+//! natively for its tests (about 30 s); warm, each takes 1-2 s. The
+//! TypeScript project shares JavaScript's toolchain (its types and tsc take
+//! about a second); its test, five builds of which three fail at tsc, takes
+//! 25-40 s.
 
 mod support;
 
@@ -463,6 +466,174 @@ fn javascript() {
         JS_VISITS,
         "tools.call returned result.content[0].tag = undefined; the contract wants one of \
          'text', 'image', 'audio', 'resource-link', 'embedded-resource' there",
+    );
+}
+
+/// TypeScript: `./build` writes the contract's types from wit/ (jco
+/// guest-types) and type-checks the project with tsc before it builds
+/// anything. A type error in the tool fails the build with tsc's own words,
+/// file(line,column) and the error, and leaves the last good plugin as it
+/// was; so does reaching for Node, which a plugin does not have.
+#[test]
+fn typescript() {
+    let (_parent, project) = scaffold_builds_and_serves("ts", "greet-ts", &[]);
+    let tools_types = project.join("types/interfaces/corral-plugin-tools.d.ts");
+    let declared = std::fs::read_to_string(&tools_types)
+        .unwrap_or_else(|err| panic!("{}: {err}", tools_types.display()));
+    assert!(
+        declared.contains("declare module 'corral:plugin/tools@0.3.0'")
+            && declared
+                .contains("export function call(name: string, arguments: string): CallResult;"),
+        "{declared}"
+    );
+    let wasm = project.join("greet-ts.wasm");
+    let built = std::fs::read(&wasm).unwrap();
+
+    let tool = project.join("tool.ts");
+    let source = std::fs::read_to_string(&tool).unwrap();
+    let good = "return `Hello, ${trimmed}!`;";
+    let broken = source.replace(good, "return trimmed.length;");
+    assert_ne!(source, broken, "tool.ts changed: update this test");
+    // Where tsc will point: the line of the return, at its first character.
+    let (line, column) = source
+        .lines()
+        .enumerate()
+        .find_map(|(i, text)| text.find(good).map(|at| (i + 1, at + 1)))
+        .unwrap();
+    std::fs::write(&tool, &broken).unwrap();
+    let output = run(
+        "ts ./build (a type error)",
+        &mut script(&project, "build"),
+        false,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "tool.ts({line},{column}): error TS2322: Type 'number' is not assignable to type 'string'."
+        )) && stderr.contains("build: tsc found errors (above); fix them and build again"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&wasm).unwrap(),
+        built,
+        "a failed build leaves the plugin as it was"
+    );
+
+    // The plugin has no Node: tsc refuses `process` in it, and the build
+    // says why rather than tsc's advice to install Node's types.
+    std::fs::write(&tool, &source).unwrap();
+    let plugin = project.join("plugin.ts");
+    let mut with_node = std::fs::read_to_string(&plugin).unwrap();
+    with_node.push_str("export const home = process.env.HOME;\n");
+    std::fs::write(&plugin, with_node).unwrap();
+    let output = run(
+        "ts ./build (Node in the plugin)",
+        &mut script(&project, "build"),
+        false,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("plugin.ts(") && stderr.contains("Cannot find name 'process'"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("build: a plugin runs without Node: `process`, `require` and node: modules do not exist in it"),
+        "{stderr}"
+    );
+    typescript_keeps_state(&project, "greet-ts");
+
+    // The unit tests run on Node: a tested module that imports the
+    // contract fails ./test with where to import it instead.
+    let mut importing = String::from("import { log } from 'corral:plugin/host@0.3.0';\n");
+    importing.push_str(&source);
+    std::fs::write(&tool, importing).unwrap();
+    let output = run(
+        "ts ./test (the contract in a tested module)",
+        &mut script(&project, "test"),
+        false,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("tool.ts(1,21): error TS2307: Cannot find module 'corral:plugin/host@0.3.0'")
+            && stderr.contains("test: the tests run on Node, where corral:plugin/* and wasi:* do not exist: import them in plugin.ts only"),
+        "{stderr}"
+    );
+}
+
+/// `JS_VISITS` in TypeScript: the store's types come with the world
+/// `plugin-with-state` (its bucket is a class of a WIT resource, which
+/// tsc checks with `esnext.disposable`).
+const TS_VISITS: &str = r#"
+import { open } from 'wasi:keyvalue/store@0.2.0-draft';
+import { increment } from 'wasi:keyvalue/atomics@0.2.0-draft';
+import type { CallResult, Tool } from 'corral:plugin/tools@0.3.0';
+
+function list(): Tool[] {
+  return [{ name: 'visits', description: 'Count the calls.', inputSchema: '{"type": "object"}', icons: [] }];
+}
+
+function call(): CallResult {
+  const count: bigint = increment(open('default'), 'visits', 1n);
+  return { content: [{ tag: 'text', val: { text: String(count) } }], isError: false };
+}
+
+export const tools: typeof import('corral:plugin/tools@0.3.0') = { list, call };
+"#;
+
+/// A TypeScript project whose manifest grants `[state]` builds against
+/// `plugin-with-state`, typed, and counts from one call to the next. The
+/// result of the wrong shape that a JavaScript plugin returns at run time
+/// (`keeps_state`) is here a compile error, with tsc's message.
+fn typescript_keeps_state(project: &Path, name: &str) {
+    let plugin = project.join("plugin.ts");
+    std::fs::write(&plugin, TS_VISITS).unwrap();
+    std::fs::write(
+        project.join(format!("{name}.toml")),
+        "[state]\nbuckets = [\"default\"]\n",
+    )
+    .unwrap();
+    let built = run(
+        &format!("{name} ./build (with state)"),
+        &mut script(project, "build"),
+        true,
+    );
+    let said = String::from_utf8_lossy(&built.stderr);
+    assert!(said.contains("world plugin-with-state"), "{said}");
+    assert!(
+        project
+            .join("types/interfaces/wasi-keyvalue-store.d.ts")
+            .is_file(),
+        "no store types"
+    );
+    let store = format!("sqlite:{}", project.join("state.sqlite").display());
+    for expected in ["1", "2"] {
+        let output = run(
+            &format!("corral call {name} visits"),
+            corral()
+                .arg("call")
+                .arg(project)
+                .args(["visits", "{}", "--state", &store]),
+            true,
+        );
+        let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(first_text(&result), expected, "{result}");
+    }
+
+    let wrong = TS_VISITS.replace(
+        "{ tag: 'text', val: { text: String(count) } }",
+        "{ type: 'text', text: String(count) }",
+    );
+    assert_ne!(wrong, TS_VISITS);
+    std::fs::write(&plugin, wrong).unwrap();
+    let output = run(
+        &format!("{name} ./build (an MCP result, not the contract's)"),
+        &mut script(project, "build"),
+        false,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("plugin.ts(12,24): error TS2353: Object literal may only specify known properties, and 'type' does not exist in type 'Content'."),
+        "{stderr}"
     );
 }
 
