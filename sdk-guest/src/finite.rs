@@ -170,6 +170,7 @@ impl<'a> ser::Serializer for Finder<'a> {
         Ok(Items {
             path: self.path,
             next: 0,
+            variant: false,
         })
     }
     fn serialize_tuple(self, len: usize) -> Result<Items<'a>, Stop> {
@@ -189,6 +190,7 @@ impl<'a> ser::Serializer for Finder<'a> {
         Ok(Items {
             path: self.path,
             next: 0,
+            variant: true,
         })
     }
     fn serialize_map(self, _: Option<usize>) -> Result<Fields<'a>, Stop> {
@@ -221,6 +223,8 @@ impl<'a> ser::Serializer for Finder<'a> {
 struct Items<'a> {
     path: &'a mut Vec<Step>,
     next: usize,
+    /// A tuple variant, whose name was pushed onto the path.
+    variant: bool,
 }
 
 impl Items<'_> {
@@ -229,52 +233,37 @@ impl Items<'_> {
         self.next += 1;
         Finder { path: self.path }.nested(Step::Index(index), value)
     }
-}
 
-impl ser::SerializeSeq for Items<'_> {
-    type Ok = ();
-    type Error = Stop;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Stop> {
-        self.item(value)
-    }
-    fn end(self) -> Result<(), Stop> {
+    fn finish(self) -> Result<(), Stop> {
+        if self.variant {
+            self.path.pop();
+        }
         Ok(())
     }
 }
 
-impl ser::SerializeTuple for Items<'_> {
-    type Ok = ();
-    type Error = Stop;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Stop> {
-        self.item(value)
-    }
-    fn end(self) -> Result<(), Stop> {
-        Ok(())
-    }
+/// The four ways serde hands over a sequence's elements, all numbered alike.
+macro_rules! items {
+    ($($trait:ident::$method:ident),*) => {$(
+        impl ser::$trait for Items<'_> {
+            type Ok = ();
+            type Error = Stop;
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Stop> {
+                self.item(value)
+            }
+            fn end(self) -> Result<(), Stop> {
+                self.finish()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTupleStruct for Items<'_> {
-    type Ok = ();
-    type Error = Stop;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Stop> {
-        self.item(value)
-    }
-    fn end(self) -> Result<(), Stop> {
-        Ok(())
-    }
-}
-
-impl ser::SerializeTupleVariant for Items<'_> {
-    type Ok = ();
-    type Error = Stop;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Stop> {
-        self.item(value)
-    }
-    fn end(self) -> Result<(), Stop> {
-        self.path.pop();
-        Ok(())
-    }
-}
+items!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 /// The entries of a map or the fields of a struct, by name.
 struct Fields<'a> {
@@ -313,35 +302,27 @@ impl ser::SerializeMap for Fields<'_> {
     }
 }
 
-impl ser::SerializeStruct for Fields<'_> {
-    type Ok = ();
-    type Error = Stop;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        name: &'static str,
-        value: &T,
-    ) -> Result<(), Stop> {
-        self.field(name.to_owned(), value)
-    }
-    fn end(self) -> Result<(), Stop> {
-        self.finish()
-    }
+/// A struct's fields and a struct variant's, alike.
+macro_rules! fields {
+    ($($trait:ident),*) => {$(
+        impl ser::$trait for Fields<'_> {
+            type Ok = ();
+            type Error = Stop;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                name: &'static str,
+                value: &T,
+            ) -> Result<(), Stop> {
+                self.field(name.to_owned(), value)
+            }
+            fn end(self) -> Result<(), Stop> {
+                self.finish()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeStructVariant for Fields<'_> {
-    type Ok = ();
-    type Error = Stop;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        name: &'static str,
-        value: &T,
-    ) -> Result<(), Stop> {
-        self.field(name.to_owned(), value)
-    }
-    fn end(self) -> Result<(), Stop> {
-        self.finish()
-    }
-}
+fields!(SerializeStruct, SerializeStructVariant);
 
 #[cfg(test)]
 mod tests {
@@ -411,6 +392,25 @@ mod tests {
         let mut value = order();
         value.note = Some(f64::NAN);
         assert_eq!(first_non_finite(&value).unwrap().0, "note");
+    }
+
+    #[test]
+    fn variants_are_named_and_left_behind() {
+        #[derive(serde::Serialize)]
+        enum Shape {
+            Pair(f64, f64),
+            Circle { radius: f64 },
+        }
+        assert_eq!(
+            first_non_finite(&vec![Shape::Pair(1.0, 2.0), Shape::Pair(1.0, f64::NAN)])
+                .unwrap()
+                .0,
+            "[1].Pair[1]"
+        );
+        assert_eq!(
+            first_non_finite(&(Shape::Circle { radius: 1.0 }, f64::INFINITY)),
+            Some(("[1]".into(), f64::INFINITY))
+        );
     }
 
     #[test]
