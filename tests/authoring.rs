@@ -380,12 +380,9 @@ export const tools = checked({
 });
 "#;
 
-/// A project whose manifest (NAME.toml) grants `[state]` is built against
-/// the world `plugin-with-state`, from the WIT `corral new` wrote into it:
-/// its entry module (replaced by `source`) imports `wasi:keyvalue`, and its
-/// count survives from one `corral call` to the next.
-fn keeps_state(project: &Path, name: &str, entry: &str, source: &str, wrong_field: &str) {
-    std::fs::write(project.join(entry), source).unwrap();
+/// Grants `[state]` in the project's manifest and builds it: against the
+/// world `plugin-with-state`.
+fn builds_with_state(project: &Path, name: &str) {
     std::fs::write(
         project.join(format!("{name}.toml")),
         "[state]\nbuckets = [\"default\"]\n",
@@ -398,6 +395,11 @@ fn keeps_state(project: &Path, name: &str, entry: &str, source: &str, wrong_fiel
     );
     let said = String::from_utf8_lossy(&built.stderr);
     assert!(said.contains("world plugin-with-state"), "{said}");
+}
+
+/// Calls the `visits` tool twice with a store of the project's own: it
+/// counts 1, then 2. Returns the store.
+fn counts_visits(project: &Path, name: &str) -> String {
     let store = format!("sqlite:{}", project.join("state.sqlite").display());
     for expected in ["1", "2"] {
         let output = run(
@@ -411,6 +413,17 @@ fn keeps_state(project: &Path, name: &str, entry: &str, source: &str, wrong_fiel
         let result: Value = serde_json::from_slice(&output.stdout).unwrap();
         assert_eq!(first_text(&result), expected, "{result}");
     }
+    store
+}
+
+/// A project whose manifest (NAME.toml) grants `[state]` is built against
+/// the world `plugin-with-state`, from the WIT `corral new` wrote into it:
+/// its entry module (replaced by `source`) imports `wasi:keyvalue`, and its
+/// count survives from one `corral call` to the next.
+fn keeps_state(project: &Path, name: &str, entry: &str, source: &str, wrong_field: &str) {
+    std::fs::write(project.join(entry), source).unwrap();
+    builds_with_state(project, name);
+    let store = counts_visits(project, name);
     // A result of the wrong shape (MCP's content, not the contract's) fails
     // naming the field, as the template's `checked` wrapper words it, not
     // in the bindings' words.
@@ -587,37 +600,14 @@ export const tools: typeof import('corral:plugin/tools@0.3.0') = { list, call };
 fn typescript_keeps_state(project: &Path, name: &str) {
     let plugin = project.join("plugin.ts");
     std::fs::write(&plugin, TS_VISITS).unwrap();
-    std::fs::write(
-        project.join(format!("{name}.toml")),
-        "[state]\nbuckets = [\"default\"]\n",
-    )
-    .unwrap();
-    let built = run(
-        &format!("{name} ./build (with state)"),
-        &mut script(project, "build"),
-        true,
-    );
-    let said = String::from_utf8_lossy(&built.stderr);
-    assert!(said.contains("world plugin-with-state"), "{said}");
+    builds_with_state(project, name);
     assert!(
         project
             .join("types/interfaces/wasi-keyvalue-store.d.ts")
             .is_file(),
         "no store types"
     );
-    let store = format!("sqlite:{}", project.join("state.sqlite").display());
-    for expected in ["1", "2"] {
-        let output = run(
-            &format!("corral call {name} visits"),
-            corral()
-                .arg("call")
-                .arg(project)
-                .args(["visits", "{}", "--state", &store]),
-            true,
-        );
-        let result: Value = serde_json::from_slice(&output.stdout).unwrap();
-        assert_eq!(first_text(&result), expected, "{result}");
-    }
+    counts_visits(project, name);
 
     let wrong = TS_VISITS.replace(
         "{ tag: 'text', val: { text: String(count) } }",
