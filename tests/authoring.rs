@@ -16,7 +16,10 @@
 //! but the calls after it find it done); the Python test builds twice (the second time
 //! with a `[state]` grant), the JavaScript test three times. The Rust
 //! project compiles its dependencies once for wasm32-wasip2 (about 20 s) and
-//! natively for its tests (about 30 s); warm, each takes 1-2 s.
+//! natively for its tests (about 30 s); warm, each takes 1-2 s. The
+//! TypeScript project shares JavaScript's toolchain (its types and tsc take
+//! about a second); its test, five builds of which three fail at tsc, takes
+//! 25-40 s.
 
 mod support;
 
@@ -326,12 +329,21 @@ fn a_rust_build_without_its_sdk_prints_the_command_that_fixes_it() {
 #[test]
 fn python() {
     let (_parent, project) = scaffold_builds_and_serves("python", "greet-py", &[]);
-    keeps_state(&project, "greet-py", "app.py", PYTHON_VISITS);
+    keeps_state(
+        &project,
+        "greet-py",
+        "app.py",
+        PYTHON_VISITS,
+        "tools.call returned result.content[0] = {'type': 'text', 'text': 'hi'}; the contract \
+         wants Content_Text(TextContent(text=..., annotations=None)), or another Content_ case \
+         there",
+    );
 }
 
 /// A Python plugin counting its calls in the store (`wasi:keyvalue`), as an
 /// author would write one in a project from `corral new python`.
 const PYTHON_VISITS: &str = r#"
+from contract import checked
 from wit_world import exports
 from wit_world.exports.tools import CallResult, Tool
 from wit_world.imports import atomics, store
@@ -344,9 +356,10 @@ class Tools(exports.Tools):
                      output_schema=None, annotations=None, icons=[], task_support=None)
                 for name in ("visits", "wrong_shape")]
 
+    @checked
     def call(self, name: str, arguments: str) -> CallResult:
-        if name == "wrong_shape":  # an MCP result, not the contract's CallResult
-            return {"content": [{"type": "text", "text": "hi"}], "isError": False}
+        if name == "wrong_shape":  # MCP's content, not the contract's
+            return CallResult(content=[{"type": "text", "text": "hi"}], structured_content=None, is_error=False)
         count = atomics.increment(store.open("default"), "visits", 1)
         return CallResult(content=[Content_Text(TextContent(text=str(count), annotations=None))],
                           structured_content=None, is_error=False)
@@ -356,8 +369,9 @@ class Tools(exports.Tools):
 const JS_VISITS: &str = r#"
 import { open } from 'wasi:keyvalue/store@0.2.0-draft';
 import { increment } from 'wasi:keyvalue/atomics@0.2.0-draft';
+import { checked } from './contract.js';
 
-export const tools = {
+export const tools = checked({
   list() {
     return ['visits', 'wrong_shape'].map((name) => ({ name, description: 'Count the calls.', inputSchema: '{"type": "object"}', icons: [] }));
   },
@@ -367,15 +381,12 @@ export const tools = {
     const count = increment(open('default'), 'visits', 1n);
     return { content: [{ tag: 'text', val: { text: String(count) } }], isError: false };
   },
-};
+});
 "#;
 
-/// A project whose manifest (NAME.toml) grants `[state]` is built against
-/// the world `plugin-with-state`, from the WIT `corral new` wrote into it:
-/// its entry module (replaced by `source`) imports `wasi:keyvalue`, and its
-/// count survives from one `corral call` to the next.
-fn keeps_state(project: &Path, name: &str, entry: &str, source: &str) {
-    std::fs::write(project.join(entry), source).unwrap();
+/// Grants `[state]` in the project's manifest and builds it: against the
+/// world `plugin-with-state`.
+fn builds_with_state(project: &Path, name: &str) {
     std::fs::write(
         project.join(format!("{name}.toml")),
         "[state]\nbuckets = [\"default\"]\n",
@@ -388,6 +399,11 @@ fn keeps_state(project: &Path, name: &str, entry: &str, source: &str) {
     );
     let said = String::from_utf8_lossy(&built.stderr);
     assert!(said.contains("world plugin-with-state"), "{said}");
+}
+
+/// Calls the `visits` tool twice with a store of the project's own: it
+/// counts 1, then 2. Returns the store.
+fn counts_visits(project: &Path, name: &str) -> String {
     let store = format!("sqlite:{}", project.join("state.sqlite").display());
     for expected in ["1", "2"] {
         let output = run(
@@ -401,9 +417,20 @@ fn keeps_state(project: &Path, name: &str, entry: &str, source: &str) {
         let result: Value = serde_json::from_slice(&output.stdout).unwrap();
         assert_eq!(first_text(&result), expected, "{result}");
     }
-    // A result of the wrong shape (an MCP result, not the contract's) is
-    // named as such, with where the shapes are written down, not as the
-    // bindings' words alone.
+    store
+}
+
+/// A project whose manifest (NAME.toml) grants `[state]` is built against
+/// the world `plugin-with-state`, from the WIT `corral new` wrote into it:
+/// its entry module (replaced by `source`) imports `wasi:keyvalue`, and its
+/// count survives from one `corral call` to the next.
+fn keeps_state(project: &Path, name: &str, entry: &str, source: &str, wrong_field: &str) {
+    std::fs::write(project.join(entry), source).unwrap();
+    builds_with_state(project, name);
+    let store = counts_visits(project, name);
+    // A result of the wrong shape (MCP's content, not the contract's) fails
+    // naming the field, as the template's `checked` wrapper words it, not
+    // in the bindings' words.
     let output = run(
         &format!("corral call {name} wrong_shape"),
         corral()
@@ -415,11 +442,15 @@ fn keeps_state(project: &Path, name: &str, entry: &str, source: &str) {
     let result: Value = serde_json::from_slice(&output.stdout).unwrap();
     let text = first_text(&result);
     assert!(
-        text.starts_with("Tool `wrong_shape` failed: the plugin returned")
-            && text.contains("a value that does not match the contract's types: ")
-            && text.contains("\"The contract in Python and JavaScript\""),
+        text.starts_with("Tool `wrong_shape` failed: the plugin ") && text.contains(wrong_field),
         "{result}"
     );
+    // The same through a client.
+    let mut server = support::Server::start_with(project, &["--state", &store]);
+    server.initialize("2025-11-25");
+    let result = server.call("wrong_shape", serde_json::json!({}));
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(first_text(&result).contains(wrong_field), "{result}");
 }
 
 /// JavaScript projects keep console output on, so that an error escaping
@@ -445,14 +476,175 @@ fn javascript() {
             && !text.contains("initializer.js"),
         "{result}"
     );
-    keeps_state(&project, "greet-js", "plugin.js", JS_VISITS);
+    keeps_state(
+        &project,
+        "greet-js",
+        "plugin.js",
+        JS_VISITS,
+        "tools.call returned result.content[0].tag = undefined; the contract wants one of \
+         'text', 'image', 'audio', 'resource-link', 'embedded-resource' there",
+    );
 }
 
-/// Its build writes the WASI adapter with `corral adapter`, from the corral
-/// that wrote the project (none is on PATH).
+/// TypeScript: `./build` writes the contract's types from wit/ (jco
+/// guest-types) and type-checks the project with tsc before it builds
+/// anything. A type error in the tool fails the build with tsc's own words,
+/// file(line,column) and the error, and leaves the last good plugin as it
+/// was; so does reaching for Node, which a plugin does not have.
+#[test]
+fn typescript() {
+    let (_parent, project) = scaffold_builds_and_serves("ts", "greet-ts", &[]);
+    let tools_types = project.join("types/interfaces/corral-plugin-tools.d.ts");
+    let declared = std::fs::read_to_string(&tools_types)
+        .unwrap_or_else(|err| panic!("{}: {err}", tools_types.display()));
+    assert!(
+        declared.contains("declare module 'corral:plugin/tools@0.3.0'")
+            && declared
+                .contains("export function call(name: string, arguments: string): CallResult;"),
+        "{declared}"
+    );
+    let wasm = project.join("greet-ts.wasm");
+    let built = std::fs::read(&wasm).unwrap();
+
+    let tool = project.join("tool.ts");
+    let source = std::fs::read_to_string(&tool).unwrap();
+    let good = "return `Hello, ${trimmed}!`;";
+    let broken = source.replace(good, "return trimmed.length;");
+    assert_ne!(source, broken, "tool.ts changed: update this test");
+    // Where tsc will point: the line of the return, at its first character.
+    let (line, column) = source
+        .lines()
+        .enumerate()
+        .find_map(|(i, text)| text.find(good).map(|at| (i + 1, at + 1)))
+        .unwrap();
+    std::fs::write(&tool, &broken).unwrap();
+    let output = run(
+        "ts ./build (a type error)",
+        &mut script(&project, "build"),
+        false,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "tool.ts({line},{column}): error TS2322: Type 'number' is not assignable to type 'string'."
+        )) && stderr.contains("build: tsc found errors (above); fix them and build again"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&wasm).unwrap(),
+        built,
+        "a failed build leaves the plugin as it was"
+    );
+
+    // The plugin has no Node: tsc refuses `process` in it, and the build
+    // says why rather than tsc's advice to install Node's types.
+    std::fs::write(&tool, &source).unwrap();
+    let plugin = project.join("plugin.ts");
+    let mut with_node = std::fs::read_to_string(&plugin).unwrap();
+    with_node.push_str("export const home = process.env.HOME;\n");
+    std::fs::write(&plugin, with_node).unwrap();
+    let output = run(
+        "ts ./build (Node in the plugin)",
+        &mut script(&project, "build"),
+        false,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("plugin.ts(") && stderr.contains("Cannot find name 'process'"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("build: a plugin runs without Node: `process`, `require` and node: modules do not exist in it"),
+        "{stderr}"
+    );
+    typescript_keeps_state(&project, "greet-ts");
+
+    // The unit tests run on Node: a tested module that imports the
+    // contract fails ./test with where to import it instead.
+    let mut importing = String::from("import { log } from 'corral:plugin/host@0.3.0';\n");
+    importing.push_str(&source);
+    std::fs::write(&tool, importing).unwrap();
+    let output = run(
+        "ts ./test (the contract in a tested module)",
+        &mut script(&project, "test"),
+        false,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("tool.ts(1,21): error TS2307: Cannot find module 'corral:plugin/host@0.3.0'")
+            && stderr.contains("test: the tests run on Node, where corral:plugin/* and wasi:* do not exist: import them in plugin.ts only"),
+        "{stderr}"
+    );
+}
+
+/// `JS_VISITS` in TypeScript: the store's types come with the world
+/// `plugin-with-state` (its bucket is a class of a WIT resource, which
+/// tsc checks with `esnext.disposable`).
+const TS_VISITS: &str = r#"
+import { open } from 'wasi:keyvalue/store@0.2.0-draft';
+import { increment } from 'wasi:keyvalue/atomics@0.2.0-draft';
+import type { CallResult, Tool } from 'corral:plugin/tools@0.3.0';
+
+function list(): Tool[] {
+  return [{ name: 'visits', description: 'Count the calls.', inputSchema: '{"type": "object"}', icons: [] }];
+}
+
+function call(): CallResult {
+  const count: bigint = increment(open('default'), 'visits', 1n);
+  return { content: [{ tag: 'text', val: { text: String(count) } }], isError: false };
+}
+
+export const tools: typeof import('corral:plugin/tools@0.3.0') = { list, call };
+"#;
+
+/// A TypeScript project whose manifest grants `[state]` builds against
+/// `plugin-with-state`, typed, and counts from one call to the next. The
+/// result of the wrong shape that a JavaScript plugin returns at run time
+/// (`keeps_state`) is here a compile error, with tsc's message.
+fn typescript_keeps_state(project: &Path, name: &str) {
+    let plugin = project.join("plugin.ts");
+    std::fs::write(&plugin, TS_VISITS).unwrap();
+    builds_with_state(project, name);
+    assert!(
+        project
+            .join("types/interfaces/wasi-keyvalue-store.d.ts")
+            .is_file(),
+        "no store types"
+    );
+    counts_visits(project, name);
+
+    let wrong = TS_VISITS.replace(
+        "{ tag: 'text', val: { text: String(count) } }",
+        "{ type: 'text', text: String(count) }",
+    );
+    assert_ne!(wrong, TS_VISITS);
+    std::fs::write(&plugin, wrong).unwrap();
+    let output = run(
+        &format!("{name} ./build (an MCP result, not the contract's)"),
+        &mut script(project, "build"),
+        false,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("plugin.ts(12,24): error TS2353: Object literal may only specify known properties, and 'type' does not exist in type 'Content'."),
+        "{stderr}"
+    );
+}
+
+/// Its build needs only clang: the corral that wrote the project (none is
+/// on PATH) writes the bindings (`corral bindings c`) and makes the
+/// component (`corral componentize`); nothing is installed with cargo, and
+/// the project carries no copy of the contract to fall out of date.
 #[test]
 fn c() {
-    scaffold_builds_and_serves("c", "greet-c", &[]);
+    let (_parent, project) = scaffold_builds_and_serves("c", "greet-c", &[]);
+    assert!(!project.join("wit").exists(), "a C project has no wit/");
+    let bindings = project.join(".build/bindings/plugin.h");
+    let header = std::fs::read_to_string(&bindings).unwrap();
+    assert!(
+        header.contains("exports_corral_plugin_tools_call"),
+        "{header}"
+    );
 }
 
 /// Go from the toolchain plugins/build installs (plugins/build-go: PyPI
@@ -549,4 +741,81 @@ fn adapter_writes_the_preview1_reactor_adapter() {
     // Its exports are preview1's functions.
     let text = String::from_utf8_lossy(&bytes);
     assert!(text.contains("fd_write") && text.contains("path_open"));
+}
+
+/// `corral dev PROJECT`: the author's loop. The project is built and served
+/// at once; an edit is rebuilt and served without a restart; a build that
+/// fails says why on stderr and in the client's log, and the last good build
+/// keeps answering until the fix lands. Each call's audit line is on stderr.
+#[test]
+fn dev_builds_serves_and_rebuilds_on_every_edit() {
+    let parent = tempfile::tempdir().unwrap();
+    run(
+        "corral new c greet-dev",
+        corral()
+            .args(["new", "c", "greet-dev", "--dir"])
+            .arg(parent.path()),
+        true,
+    );
+    let project = parent.path().join("greet-dev");
+    let mut server = support::Server::dev(&project);
+    server.initialize("2025-11-25");
+    server.result("logging/setLevel", serde_json::json!({"level": "info"}));
+
+    // Whatever a call answers, once it answers `want` (the build lands in
+    // the background, then the folder reloads).
+    let answers = |server: &mut support::Server, want: &str| {
+        let deadline = Instant::now() + std::time::Duration::from_secs(180);
+        loop {
+            let listed = server.result("tools/list", serde_json::json!({}));
+            if listed["tools"]
+                .as_array()
+                .is_some_and(|tools| !tools.is_empty())
+            {
+                let result = server.call("greet-dev", serde_json::json!({"name": "Ada"}));
+                if first_text(&result) == want {
+                    return;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "never answered {want:?}:\n{}",
+                server.stderr()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    };
+    answers(&mut server, "Hello, Ada!");
+    let stderr = server.stderr_containing("dev: ./build succeeded");
+    assert!(
+        stderr.contains("build: wrote"),
+        "the build's output: {stderr}"
+    );
+    server.stderr_containing("tool=greet-dev");
+
+    // An edit is built and served.
+    let source = project.join("src/greeting.c");
+    let text = std::fs::read_to_string(&source).unwrap();
+    std::fs::write(&source, text.replace("\"Hello, \"", "\"Howdy, \"")).unwrap();
+    answers(&mut server, "Howdy, Ada!");
+
+    // A mistake: clang's message on stderr and in the client's log, and
+    // the last good build still answers.
+    let broken = std::fs::read_to_string(&source).unwrap() + "\nthis is not C\n";
+    std::fs::write(&source, broken).unwrap();
+    let stderr = server.stderr_containing("dev: ./build failed");
+    assert!(stderr.contains("greeting.c:"), "clang's message: {stderr}");
+    let result = server.call("greet-dev", serde_json::json!({"name": "Ada"}));
+    assert_eq!(first_text(&result), "Howdy, Ada!", "{result}");
+    let logged = server.notifications.iter().any(|note| {
+        note["method"] == "notifications/message"
+            && note["params"]["data"]
+                .as_str()
+                .is_some_and(|data| data.contains("./build failed") && data.contains("greeting.c:"))
+    });
+    assert!(logged, "the client's log: {:?}", server.notifications);
+
+    // The fix lands.
+    std::fs::write(&source, text.replace("\"Hello, \"", "\"Welcome, \"")).unwrap();
+    answers(&mut server, "Welcome, Ada!");
 }

@@ -390,6 +390,42 @@ fn official_typescript_client_answers_input_required_over_http() {
     sweep_over_http("ts", "2026-07-28");
 }
 
+/// The TypeScript example's typed question: `semver_bump` without `part`
+/// asks which part (a form whose answer type tsc derived from its schema),
+/// and the official TypeScript client answers it as a user would, over
+/// stdio in `mode`.
+fn ts_semver_bump_asks(mode: &str) {
+    let served = folder_with(&[("ts-semver.wasm", &example("ts-semver"))]);
+    let server = format!(
+        "stdio:{}:{}",
+        env!("CARGO_BIN_EXE_corral"),
+        served.path().display()
+    );
+    run_client(
+        "node",
+        &[
+            &script("ts_asks.mjs"),
+            &node_prefix(),
+            mode,
+            &server,
+            "semver_bump",
+            r#"{"version": "2.0.0-rc.3"}"#,
+            r#"[{"action": "accept", "content": {"part": "prerelease"}}]"#,
+            r#""to":"2.0.0-rc.4","part":"prerelease","asked":true"#,
+        ],
+    );
+}
+
+#[test]
+fn official_typescript_client_answers_a_typescript_plugin_in_the_legacy_era() {
+    ts_semver_bump_asks("legacy");
+}
+
+#[test]
+fn official_typescript_client_answers_a_typescript_plugin_with_input_required() {
+    ts_semver_bump_asks("2026-07-28");
+}
+
 /// The Python example asks which note to delete (its choices are the
 /// notes there are) and then for consent, in both eras.
 fn python_notes_delete(mode: &str) {

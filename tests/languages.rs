@@ -1,6 +1,6 @@
 //! Any WASI language (issue 6): the example plugins written in Rust, C,
-//! Python, JavaScript and Go, served together by one `corral serve` over
-//! stdio.
+//! Python, JavaScript, TypeScript and Go, served together by one `corral
+//! serve` over stdio.
 //!
 //! Every test shares one server. Its first `tools/list` waits until every
 //! plugin has loaded, and with a cold compile cache the Python (19 MB) and
@@ -8,7 +8,7 @@
 //! server pays that once for the whole suite. The tests take turns on it (a
 //! mutex), so each one sees only the responses to its own requests.
 //!
-//! The served folder holds copies of every example and nothing else: no
+//! The served folder holds copies of the examples and nothing else: no
 //! manifest (`NAME.toml`), so every call runs under the default limits.
 
 mod support;
@@ -20,7 +20,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Server, first_text};
+use support::{Server, first_text, target_dir};
 
 /// How long the first `tools/list` may take. It is answered once every
 /// plugin has loaded: about a minute with a cold cache on a 2-core machine
@@ -71,6 +71,11 @@ const EXAMPLES: [(&str, &str, &[&str]); 8] = [
         "JavaScript",
         "js-json",
         &["json_query", "json_diff", "json_format", "json_to_csv"],
+    ),
+    (
+        "TypeScript",
+        "ts-semver",
+        &["semver_parse", "semver_sort", "semver_bump"],
     ),
     ("Go", "go-semver", &["semver_match"]),
 ];
@@ -615,6 +620,278 @@ fn javascript_calls_and_tool_errors() {
     );
 }
 
+/// The TypeScript example (plugins/ts-semver, typed by the contract's
+/// generated declarations): what it declares, its structured results, and
+/// the errors that say what is wrong with a version.
+#[test]
+fn typescript_calls_and_tool_errors() {
+    let mut suite = suite();
+    for name in ["semver_parse", "semver_sort", "semver_bump"] {
+        let tool = tool(&suite.tools, name);
+        assert_eq!(tool["outputSchema"]["type"], "object", "{tool}");
+        assert_eq!(tool["annotations"]["readOnlyHint"], true, "{tool}");
+    }
+    assert_eq!(
+        tool(&suite.tools, "semver_bump")["inputSchema"]["properties"]["part"]["enum"],
+        json!(["major", "minor", "patch", "prerelease"])
+    );
+    let server = &mut suite.server;
+    assert_structured(
+        &server.call("semver_parse", json!({ "version": "2.0.0-rc.1+build.5" })),
+        &json!({
+            "version": "2.0.0-rc.1+build.5",
+            "major": 2, "minor": 0, "patch": 0,
+            "prerelease": ["rc", 1],
+            "build": ["build", "5"],
+            "is_prerelease": true,
+        }),
+    );
+    // Precedence, not text order: numeric identifiers compare as numbers,
+    // a release ranks above its prereleases.
+    assert_structured(
+        &server.call(
+            "semver_sort",
+            json!({ "versions": ["1.0.0", "1.0.0-beta.11", "1.0.0-beta.2", "0.10.0", "0.9.0"], "descending": true }),
+        ),
+        &json!({
+            "sorted": ["1.0.0", "1.0.0-beta.11", "1.0.0-beta.2", "0.10.0", "0.9.0"],
+            "highest": "1.0.0",
+            "latest_release": "1.0.0",
+        }),
+    );
+    assert_structured(
+        &server.call(
+            "semver_bump",
+            json!({ "version": "1.0.0-rc.1", "part": "major" }),
+        ),
+        &json!({ "from": "1.0.0-rc.1", "to": "1.0.0", "part": "major", "asked": false }),
+    );
+    assert_structured(
+        &server.call(
+            "semver_bump",
+            json!({ "version": "1.2.3+exp.sha.5114f85", "part": "prerelease", "preid": "rc" }),
+        ),
+        &json!({ "from": "1.2.3+exp.sha.5114f85", "to": "1.2.4-rc.0", "part": "prerelease", "asked": false }),
+    );
+
+    // Valid by the schema; only the plugin can tell what is wrong.
+    assert_plugin_error(
+        &server.call("semver_parse", json!({ "version": "v1.2.3" })),
+        &[
+            "`version` \"v1.2.3\" is not a semantic version",
+            "drop the leading \"v\": write \"1.2.3\"",
+        ],
+    );
+    assert_plugin_error(
+        &server.call("semver_sort", json!({ "versions": ["1.0.0", "1.02.0"] })),
+        &[
+            "`versions[1]` \"1.02.0\"",
+            "MINOR \"02\" has a leading zero",
+        ],
+    );
+    assert_plugin_error(
+        &server.call(
+            "semver_bump",
+            json!({ "version": "1.2.3", "part": "minor", "preid": "rc" }),
+        ),
+        &["applies only with `part` \"prerelease\""],
+    );
+    // The host refuses what the schema does not allow before the plugin runs.
+    assert_schema_rejection(
+        &server.call("semver_bump", json!({ "version": "1.2.3", "part": "huge" })),
+        "semver_bump",
+        "/part",
+        "huge",
+    );
+    // This session's client declared no elicitation: the tool cannot ask
+    // which part, and says what to pass instead.
+    assert_plugin_error(
+        &server.call("semver_bump", json!({ "version": "1.2.3" })),
+        &[
+            "`part` is missing and this client cannot ask the user",
+            "pass `part`, one of major, minor, patch, prerelease",
+        ],
+    );
+    assert_text(
+        &server.call("semver_parse", json!({ "version": "0.0.1" })),
+        r#"{"version":"0.0.1","major":0,"minor":0,"patch":1,"prerelease":[],"build":[],"is_prerelease":false}"#,
+    );
+}
+
+/// A typed question to the user: without `part`, semver_bump asks for it
+/// with a form (its types generated from the contract's `client.ask`). A
+/// 2026-07-28 client gets the question as `input_required` and calls again
+/// with the user's answer; declining is an error that says nothing changed.
+#[test]
+fn typescript_asks_the_user_which_part_to_bump() {
+    let mut suite = suite();
+    let server = &mut suite.server;
+    let bump = |server: &mut Server, extra: Value| {
+        let mut params = json!({
+            "name": "semver_bump",
+            "arguments": { "version": "1.2.3" },
+            "_meta": { "io.modelcontextprotocol/clientCapabilities": { "elicitation": {} } },
+        });
+        for (key, value) in extra.as_object().unwrap() {
+            params[key] = value.clone();
+        }
+        server.modern_result("tools/call", params)
+    };
+    let first = bump(server, json!({}));
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    let question = &first["inputRequests"]["part"];
+    assert_eq!(question["method"], "elicitation/create", "{first}");
+    assert_eq!(
+        question["params"]["message"],
+        "Bump 1.2.3 to which next version?"
+    );
+    let schema = &question["params"]["requestedSchema"];
+    assert_eq!(
+        schema["properties"]["part"]["enum"],
+        json!(["major", "minor", "patch", "prerelease"]),
+        "{schema}"
+    );
+    assert_eq!(schema["required"], json!(["part"]), "{schema}");
+    let state = first["requestState"].clone();
+
+    let chosen = bump(
+        server,
+        json!({
+            "inputResponses": { "part": { "action": "accept", "content": { "part": "prerelease", "preid": "rc" } } },
+            "requestState": state,
+        }),
+    );
+    assert_eq!(chosen["resultType"], "complete", "{chosen}");
+    assert_eq!(
+        chosen["structuredContent"],
+        json!({ "from": "1.2.3", "to": "1.2.4-rc.0", "part": "prerelease", "asked": true }),
+        "{chosen}"
+    );
+
+    let declined = bump(
+        server,
+        json!({
+            "inputResponses": { "part": { "action": "decline" } },
+            "requestState": state,
+        }),
+    );
+    assert_eq!(declined["isError"], true, "{declined}");
+    assert_eq!(
+        first_text(&declined),
+        "Nothing bumped: the user declined to choose which part of 1.2.3 to bump."
+    );
+
+    // An answer outside the form's schema never reaches the tool as a
+    // `part`: the host refuses it, and the tool says the answer failed.
+    let refused = bump(
+        server,
+        json!({
+            "inputResponses": { "part": { "action": "accept", "content": { "part": "huge" } } },
+            "requestState": state,
+        }),
+    );
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(
+        first_text(&refused).starts_with("the client's answer failed: "),
+        "{refused}"
+    );
+}
+
+/// The TypeScript example's unit tests (semver.test.ts), which
+/// plugins/build-ts type-checks with Node's types and compiles, pass on
+/// Node.
+#[test]
+fn the_typescript_example_unit_tests_pass_on_node() {
+    support::all_plugins_dir();
+    let compiled = target_dir().join("ts/ts-semver/test/semver.test.js");
+    assert!(
+        compiled.is_file(),
+        "plugins/build-ts wrote no {}",
+        compiled.display()
+    );
+    let output = Command::new("node")
+        .arg("--test")
+        .arg(&compiled)
+        .output()
+        .expect("node (scripts/system-packages build installs it)");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "node --test {}:\n{stdout}{}",
+        compiled.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("# fail 0") && !stdout.contains("# pass 0"),
+        "{stdout}"
+    );
+}
+
+/// TypeScript's types for every world of the contract: jco's guest-types
+/// (through plugins/build-js.d/guest-types.mjs, as `plugins/build-ts` and
+/// `corral new ts` run it) writes them, and tsc accepts them in strict mode
+/// with the settings the builds use (no Node, ES2022 and disposables), so a
+/// plugin may be built against any of them.
+#[test]
+fn the_typescript_types_of_every_world_compile() {
+    support::all_plugins_dir();
+    let root = support::repo_root();
+    let node = Command::new(root.join("plugins/build-js"))
+        .arg("--toolchain-only")
+        .output()
+        .expect("plugins/build-js --toolchain-only");
+    assert!(
+        node.status.success(),
+        "{}",
+        String::from_utf8_lossy(&node.stderr)
+    );
+    let node = String::from_utf8(node.stdout).unwrap().trim().to_string();
+    let toolchain = target_dir().join("toolchains/js");
+    for world in [
+        "plugin",
+        "plugin-full",
+        "resource-plugin",
+        "plugin-with-state",
+        "plugin-with-files",
+        "plugin-with-state-and-files",
+        "plugin-with-http",
+    ] {
+        let types = tempfile::tempdir().unwrap();
+        let written = Command::new(&node)
+            .arg(toolchain.join("guest-types.mjs"))
+            .arg(root.join("wit"))
+            .arg(world)
+            .arg(types.path())
+            .output()
+            .unwrap();
+        assert!(
+            written.status.success(),
+            "guest-types {world}: {}",
+            String::from_utf8_lossy(&written.stderr)
+        );
+        let world_types = types.path().join(format!("{world}.d.ts"));
+        assert!(world_types.is_file(), "no {}", world_types.display());
+        let checked = Command::new(&node)
+            .arg(toolchain.join("node_modules/typescript/bin/tsc"))
+            .args([
+                "--strict",
+                "--noEmit",
+                "--types",
+                "",
+                "--lib",
+                "es2022,esnext.disposable",
+            ])
+            .arg(&world_types)
+            .output()
+            .unwrap();
+        assert!(
+            checked.status.success(),
+            "tsc on the types of {world}:\n{}",
+            String::from_utf8_lossy(&checked.stdout)
+        );
+    }
+}
+
 /// Arguments the plugin itself would accept (or fail differently on) are
 /// refused by the host's input schema validation, before any plugin code
 /// runs; the same tools then answer valid calls.
@@ -713,6 +990,18 @@ fn calls_to_every_language_in_flight_at_once_all_answer_correctly() {
             "3",
         ),
         case("multiply", json!({ "a": 6, "b": 7 }), false, "42"),
+        case(
+            "semver_bump",
+            json!({ "version": "0.9.9", "part": "minor" }),
+            false,
+            r#"{"from":"0.9.9","to":"0.10.0","part":"minor","asked":false}"#,
+        ),
+        case(
+            "semver_parse",
+            json!({ "version": "1.2.3.4" }),
+            true,
+            "expected MAJOR.MINOR.PATCH",
+        ),
         case(
             "date_info",
             json!({ "date": "2023-02-29" }),

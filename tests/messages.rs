@@ -47,6 +47,29 @@ fn two_calcs() -> tempfile::TempDir {
     ])
 }
 
+/// `corral componentize`, the fix named above, says what a module lacks:
+/// here the contract's first export, with the world it was checked against.
+#[test]
+fn componentize_names_the_export_a_module_lacks_and_the_world() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = dir.path().join("core.wasm");
+    std::fs::write(&core, b"\0asm\x01\0\0\0").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_corral"))
+        .args(["componentize", "core.wasm", "out.wasm"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let text = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("cannot make a component of core.wasm")
+            && text.contains("it does not implement the world `plugin` (`--world` names another)")
+            && text.contains("`corral:plugin/tools@0.3.0` function `list`"),
+        "{text}"
+    );
+    assert!(!dir.path().join("out.wasm").exists());
+}
+
 #[test]
 fn a_core_module_is_named_as_one_with_the_command_that_fixes_it_and_fails_list() {
     let dir = folder_with(&[("calc.wasm", &example("calc"))]);

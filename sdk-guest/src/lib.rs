@@ -68,6 +68,7 @@
 pub mod client;
 mod completion;
 mod content;
+mod finite;
 mod host;
 mod prompt;
 mod resource;

@@ -304,6 +304,15 @@ pub struct Json<T>(pub T);
 
 impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
     fn into_result(self) -> CallResult {
+        // serde_json would quietly write it as null, which the output
+        // schema then refuses without saying why.
+        if let Some((path, value)) = crate::finite::first_non_finite(&self.0) {
+            return CallResult::error(format!(
+                "internal error: the result's `{path}` is {value}, which JSON cannot carry \
+                 (it would be sent as null); return a finite number there, or make the field \
+                 an Option and leave it out"
+            ));
+        }
         match serde_json::to_value(&self.0) {
             Ok(value @ Value::Object(_)) => {
                 CallResult::new().text(value.to_string()).structured(value)

@@ -92,6 +92,53 @@ fn a_test_calling_a_tool_with_an_invalid_name_fails_with_why() {
     Tool::new("say hello", add).call(r#"{"a": 1, "b": 2}"#);
 }
 
+/// `|x: f64|` compiles (a number is Deserialize and JsonSchema), but MCP
+/// arguments are an object: the plugin's own test says so, and the fix.
+#[test]
+#[should_panic(expected = "the arguments of tool \"half\" are a `f64`, whose JSON Schema is")]
+fn a_test_calling_a_tool_whose_arguments_are_not_an_object_fails_with_the_fix() {
+    Tool::new("half", |x: f64| x / 2.0).call("2");
+}
+
+#[test]
+fn no_args_and_structs_are_objects() {
+    Tool::new("ping", |_: NoArgs| "pong").call("{}");
+    Tool::new("add", add).call(r#"{"a": 1, "b": 2}"#);
+}
+
+/// serde_json writes NaN as null, which the output schema would refuse
+/// without saying why: the result is an error naming the field instead.
+#[test]
+fn a_non_finite_float_in_structured_output_is_an_error_naming_the_field() {
+    #[derive(Serialize, JsonSchema)]
+    struct Ratio {
+        parts: Vec<Part>,
+    }
+    #[derive(Serialize, JsonSchema)]
+    struct Part {
+        share: f64,
+    }
+    let result = Json(Ratio {
+        parts: vec![
+            Part { share: 0.5 },
+            Part {
+                share: f64::INFINITY,
+            },
+        ],
+    })
+    .into_result();
+    assert!(result.is_error, "{result:?}");
+    assert_eq!(
+        result.content,
+        vec![Content::text(
+            "internal error: the result's `parts[1].share` is inf, which JSON cannot carry \
+             (it would be sent as null); return a finite number there, or make the field an \
+             Option and leave it out"
+        )]
+    );
+    assert!(result.structured_content.is_none());
+}
+
 #[test]
 fn descriptions_are_reflowed() {
     /// Options.

@@ -34,6 +34,10 @@ pub struct Tool {
     pub(crate) open_world: Option<bool>,
     pub(crate) icons: Vec<Icon>,
     input_schema: fn() -> Value,
+    /// The Rust type of the arguments, for the message when its schema is
+    /// not an object (checked natively only).
+    #[cfg_attr(target_family = "wasm", allow(dead_code))]
+    arguments_type: &'static str,
     /// Whether the input schema refuses properties the argument type does
     /// not name (see [`Tool::open_arguments`]).
     closed: bool,
@@ -64,6 +68,7 @@ impl Tool {
             open_world: None,
             icons: Vec::new(),
             input_schema: schema_for::<A>,
+            arguments_type: std::any::type_name::<A>(),
             closed: true,
             output_schema: R::output_schema,
             handler: Box::new(move |arguments| {
@@ -203,15 +208,22 @@ impl Tool {
     ///
     /// # Panics
     ///
-    /// When the tool's name is one Corral would refuse to load (not 1-64
-    /// characters of `[A-Za-z0-9_-]`): a plugin's own `cargo test` finds
-    /// the mistake before a build does.
+    /// When Corral would refuse to load the plugin because of this tool, so
+    /// that a plugin's own `cargo test` finds the mistake before a build
+    /// does: a name that is not 1-64 characters of `[A-Za-z0-9_-]`, or
+    /// arguments that are not an object (`|x: f64|`: MCP arguments are
+    /// always a JSON object, so they must be a struct with named fields).
     pub fn call(&self, arguments: &str) -> CallResult {
         assert!(
             is_valid_name(&self.name),
             "tool name {:?} is not 1-64 characters of A-Z, a-z, 0-9, `_` and `-`: Corral would not load the plugin",
             self.name
         );
+        // Natively only (the plugin's tests): in the component, Corral has
+        // refused such a plugin at load, and the schema would be built on
+        // every call.
+        #[cfg(not(target_family = "wasm"))]
+        self.assert_arguments_are_an_object();
         // Every run of a call numbers its requests to the client alike.
         crate::client::start_call();
         crate::state::start_call();
@@ -226,6 +238,22 @@ impl Tool {
                 CallResult::error(format!("invalid arguments for tool {}: {error}", self.name))
             }
         }
+    }
+}
+
+impl Tool {
+    #[cfg(not(target_family = "wasm"))]
+    fn assert_arguments_are_an_object(&self) {
+        let schema = self.input_schema();
+        assert!(
+            schema.get("type") == Some(&Value::from("object")),
+            "the arguments of tool {:?} are a `{}`, whose JSON Schema is {schema}: MCP tool \
+             arguments are always a JSON object, so Corral would not load the plugin. Take a \
+             struct with named fields instead (`#[derive(Deserialize, JsonSchema)] struct Args \
+             {{ x: f64 }}`, then `|args: Args|`), or `NoArgs` for a tool without arguments",
+            self.name,
+            self.arguments_type
+        );
     }
 }
 

@@ -213,10 +213,23 @@ impl Server {
     /// Starts `corral serve DIR` with extra arguments and extra environment
     /// variables (on top of the test's own environment).
     pub fn start_with_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_corral"))
-            .arg("serve")
-            .arg(dir)
-            .args(args)
+        let mut command = Command::new(env!("CARGO_BIN_EXE_corral"));
+        command.arg("serve").arg(dir).args(args);
+        Server::spawn(command, env)
+    }
+
+    /// Starts `corral dev PROJECT`: the project built, served and rebuilt
+    /// as its sources change.
+    pub fn dev(project: &Path) -> Server {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_corral"));
+        command.arg("dev").arg(project);
+        Server::spawn(command, &[])
+    }
+
+    /// Starts `command` (a corral that serves on stdio) with the tests'
+    /// compile cache and state folder, and info logs on stderr, then `env`.
+    fn spawn(mut command: Command, env: &[(&str, &str)]) -> Server {
+        let mut child = command
             .env("CORRAL_LOG", "info")
             .env("CORRAL_CACHE_DIR", test_cache_dir())
             .env("XDG_DATA_HOME", test_data_dir())

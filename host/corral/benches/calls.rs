@@ -414,6 +414,14 @@ fn languages(sequential_calls: usize, runs: usize, log: &Path) {
             4,
         ),
         (
+            "TypeScript",
+            "ts-semver",
+            "semver_parse",
+            json!({ "version": "1.2.3-rc.1" }),
+            "\"major\":1",
+            3,
+        ),
+        (
             "Go",
             "go-semver",
             "semver_match",

@@ -1,6 +1,6 @@
 //! `corral bindings c|go OUT`: a plugin's bindings to the contract, made by
 //! wit-bindgen's C and Go generators linked into this binary, so that a C or
-//! Go author needs no wit-bindgen of their own (and no `cargo install`), and
+//! Go author needs no wit-bindgen of their own (nothing built from crates.io), and
 //! the bindings match the contract of the corral that will serve the plugin.
 
 use std::fs;

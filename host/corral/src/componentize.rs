@@ -36,7 +36,8 @@ pub fn componentize(mut core: Vec<u8>, contract: &Contract) -> Result<Vec<u8>> {
     if !wasmparser::Parser::is_core_wasm(&core) {
         bail!("it is not a WebAssembly module (it does not start with \\0asm and version 1)");
     }
-    if !carries_world(&core)? {
+    let carried = carries_world(&core)?;
+    if !carried {
         wit_component::embed_component_metadata(
             &mut core,
             &contract.resolve,
@@ -46,14 +47,20 @@ pub fn componentize(mut core: Vec<u8>, contract: &Contract) -> Result<Vec<u8>> {
         )
         .context("cannot embed the world into the module")?;
     }
+    let mismatch = if carried {
+        "it does not implement the world its own type information names".to_owned()
+    } else {
+        let world = &contract.resolve.worlds[contract.world].name;
+        format!("it does not implement the world `{world}` (`--world` names another)")
+    };
     ComponentEncoder::default()
         .module(&core)
-        .context("the module does not fit the component model")?
+        .context(mismatch.clone())?
         .adapter("wasi_snapshot_preview1", REACTOR)
         .context("cannot use the WASI preview1 reactor adapter")?
         .validate(true)
         .encode()
-        .context("cannot make a component of the module")
+        .context(mismatch)
 }
 
 /// Writes `bytes` to `out`, replacing what is there: beside `out` first,

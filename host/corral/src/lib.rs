@@ -11,7 +11,8 @@
 //! serving: [`scaffold`] writes a new plugin project (`corral new`);
 //! [`bindings`] writes a C or Go plugin's bindings to the [`contract`]
 //! compiled into this binary, and [`componentize`] makes the component of
-//! the module the author's compiler wrote.
+//! the module the author's compiler wrote; [`dev`] rebuilds a plugin
+//! project whenever its sources change, while `corral dev` serves it.
 //! For distribution: [`distribute`] pushes plugins to OCI registries and
 //! pulls them into folders (`corral-registry` underneath), showing what
 //! [`grants`] a pulled plugin asks for. [`state`] places the plugins'
@@ -27,6 +28,7 @@ pub mod bindings;
 pub mod catalog;
 pub mod componentize;
 pub mod contract;
+pub mod dev;
 pub mod distribute;
 pub mod grants;
 pub mod host;

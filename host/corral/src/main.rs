@@ -11,6 +11,7 @@ use corral::bindings;
 use corral::catalog::{self, Catalog, LoadFailure, Snapshot};
 use corral::componentize;
 use corral::contract::{Contract, DEFAULT_WORLD};
+use corral::dev;
 use corral::distribute;
 use corral::grants;
 use corral::host::FolderHost;
@@ -310,6 +311,18 @@ enum Command {
         #[command(flatten)]
         http: HttpFlags,
     },
+    /// Develop the plugin project in DIR: run its ./build, serve DIR over
+    /// stdio (or Streamable HTTP with --http) as `serve` does, and build
+    /// again whenever a source changes; each build's output, its outcome
+    /// and each call's audit line go to stderr (and the outcome to the
+    /// client's log). A failed build leaves the last good one serving.
+    Dev {
+        /// The plugin project (what `corral new` writes, with ./build).
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        #[command(flatten)]
+        http: HttpFlags,
+    },
     /// Print the tools that `serve DIR` would offer.
     ///
     /// Exits with 1 when a plugin in DIR fails to load (each reason is
@@ -418,7 +431,7 @@ fn main() -> ExitCode {
         AnyCommand::Plugins(command) => command,
         AnyCommand::Authoring(authoring) => return author(authoring),
     };
-    if !matches!(command, Command::Serve { .. }) {
+    if !matches!(command, Command::Serve { .. } | Command::Dev { .. }) {
         end_quietly_on_a_closed_pipe();
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -443,6 +456,42 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Serves the plugins of `dir` through `host` over stdio, or HTTP when
+/// `http` says so, watching `dir` for changes when `watch`.
+async fn serve(
+    sandbox: Arc<Sandbox>,
+    dir: &Path,
+    host: Arc<FolderHost>,
+    watch: bool,
+    page_size: usize,
+    state_key: mcp::StateKey,
+    http: HttpFlags,
+) -> Result<ExitCode> {
+    let http = http.options()?;
+    // Answer ping at once; initialize, server/discover and every list,
+    // call, read or get wait for the first load, which runs in the
+    // background (the capabilities depend on what it finds).
+    let reloading = reload::start(
+        sandbox,
+        dir,
+        host.catalog.clone(),
+        host.reports.clone(),
+        watch,
+    )?;
+    let options = ServerOptions {
+        page_size,
+        list_changed: reloading.is_watching(),
+        state_key,
+        ..ServerOptions::default()
+    };
+    match http {
+        Some(http) => mcp::serve_http(host, options, http, shutdown_signal()).await?,
+        None => mcp::serve_stdio(host, options).await?,
+    }
+    drop(reloading);
+    Ok(ExitCode::SUCCESS)
 }
 
 /// A command that prints (`list`, `call`, `inspect`) piped into `head`
@@ -610,9 +659,10 @@ struct Stores {
 /// The plugin folder a command works on, whose state store it uses.
 fn folder(command: &Command) -> Option<&Path> {
     match command {
-        Command::Serve { dir, .. } | Command::List { dir, .. } | Command::Call { dir, .. } => {
-            Some(dir)
-        }
+        Command::Serve { dir, .. }
+        | Command::Dev { dir, .. }
+        | Command::List { dir, .. }
+        | Command::Call { dir, .. } => Some(dir),
         Command::Inspect { file } | Command::Compile { file } => {
             Some(file.parent().unwrap_or(Path::new(".")))
         }
@@ -627,6 +677,7 @@ async fn run(command: Command, mut options: SandboxOptions, stores: Stores) -> R
     if let Command::State(command) = command {
         return state_command(command, stores.state.as_deref());
     }
+    let cache_dir = stores.cache_dir.clone();
     options.cache = cache::configured(stores.cache_dir, stores.no_cache).map(Arc::new);
     if let Some(folder) = folder(&command).filter(|folder| folder.is_dir()) {
         options.state = Some(state::store(stores.state.as_deref(), folder)?);
@@ -650,33 +701,25 @@ async fn run(command: Command, mut options: SandboxOptions, stores: Stores) -> R
                 })?,
                 None => mcp::StateKey::process(),
             };
-            let http = http.options()?;
-            // Answer ping at once; initialize, server/discover and every
-            // list, call, read or get wait for the first load, which runs in
-            // the background (the capabilities depend on what it finds).
             let host = Arc::new(FolderHost {
                 catalog: Arc::new(Catalog::starting()),
                 reports: Arc::new(Reports::default()),
             });
-            let reloading = reload::start(
-                sandbox,
-                &dir,
-                host.catalog.clone(),
-                host.reports.clone(),
-                !no_watch,
-            )?;
-            let options = ServerOptions {
-                page_size,
-                list_changed: reloading.is_watching(),
-                state_key,
-                ..ServerOptions::default()
-            };
-            match http {
-                Some(http) => mcp::serve_http(host, options, http, shutdown_signal()).await?,
-                None => mcp::serve_stdio(host, options).await?,
-            }
-            drop(reloading);
-            Ok(ExitCode::SUCCESS)
+            let watch = !no_watch;
+            serve(sandbox, &dir, host, watch, page_size, state_key, http).await
+        }
+        Command::Dev { dir, http } => {
+            let project = dev::Project::open(&dir)?;
+            let host = Arc::new(FolderHost {
+                catalog: Arc::new(Catalog::starting()),
+                reports: Arc::new(Reports::default()),
+            });
+            // Built in the background: the server answers at once, with
+            // what the last build left, and loads each new build as it lands.
+            let _dev = dev::start(project, host.reports.clone(), cache_dir)?;
+            let page_size = ServerOptions::default().page_size;
+            let state_key = mcp::StateKey::process();
+            serve(sandbox, &dir, host, true, page_size, state_key, http).await
         }
         Command::List { dir, json } => {
             let (host, failed) = load(&sandbox, &dir).await?;

@@ -10,9 +10,9 @@
 //! are compiled in from where the repository keeps them, so they cannot
 //! drift: the plugin contract `wit/plugin.wit`, the C plugins' JSON reader
 //! (`plugins/c-hash/src/json.[ch]`) and the JavaScript toolchain's pins and
-//! build script (`plugins/build-js.d/`, byte for byte, so that a project's
+//! build scripts (`plugins/build-js.d/`, byte for byte, so that a project's
 //! toolchain and the repository's are one install when they share a
-//! toolchain folder).
+//! toolchain folder; TypeScript projects use the same).
 
 use std::fmt;
 use std::fs;
@@ -33,14 +33,19 @@ pub enum Language {
     C,
     /// Go, with wit-bindgen's Go bindings and upstream Go (wasip1).
     Go,
+    /// TypeScript: the contract's types from its WIT (jco), checked and
+    /// compiled by tsc, made a component by componentize-js.
+    #[value(alias = "typescript")]
+    Ts,
 }
 
 impl Language {
-    pub const ALL: [Language; 5] = [
+    pub const ALL: [Language; 6] = [
         Language::Rust,
         Language::Python,
         Language::Js,
         Language::C,
+        Language::Ts,
         Language::Go,
     ];
 
@@ -51,6 +56,7 @@ impl Language {
             Language::Python => "Python",
             Language::Js => "JavaScript",
             Language::C => "C",
+            Language::Ts => "TypeScript",
             Language::Go => "Go",
         }
     }
@@ -273,6 +279,7 @@ const RUST_RESOURCES: &[File] = &[
 
 const PYTHON: &[File] = &[
     template!("python", "app.py"),
+    template!("python", "contract.py"),
     template!("python", "tool.py"),
     template!("python", "test_tool.py"),
     template!("python", "README.md"),
@@ -292,6 +299,7 @@ const PYTHON: &[File] = &[
 
 const JS: &[File] = &[
     template!("js", "plugin.js"),
+    template!("js", "contract.js"),
     template!("js", "tool.js"),
     template!("js", "tool.test.js"),
     template!("js", "package.json"),
@@ -341,6 +349,41 @@ const GO: &[File] = &[
     script!("go", "test"),
 ];
 
+/// As `JS`, in TypeScript: the toolchain adds jco (the contract's types,
+/// `toolchain/guest-types.mjs`) and typescript to the same pinned install.
+const TS: &[File] = &[
+    template!("ts", "plugin.ts"),
+    template!("ts", "tool.ts"),
+    template!("ts", "tool.test.ts"),
+    template!("ts", "tsconfig.json"),
+    template!("ts", "tsconfig.test.json"),
+    template!("ts", "package.json"),
+    template!("ts", "README.md"),
+    template!("ts", "gitignore", ".gitignore"),
+    template!("ts", "toolchain/install"),
+    script!("ts", "build"),
+    script!("ts", "test"),
+    shared!("wit/plugin.wit", "wit/plugin.wit"),
+    shared!("wit/plugin-with-state.wit", "wit/plugin-with-state.wit"),
+    shared!("wit/keyvalue/store.wit", "wit/deps/keyvalue/store.wit"),
+    shared!("wit/keyvalue/atomic.wit", "wit/deps/keyvalue/atomic.wit"),
+    shared!("wit/keyvalue/batch.wit", "wit/deps/keyvalue/batch.wit"),
+    shared!("wit/keyvalue/world.wit", "wit/deps/keyvalue/world.wit"),
+    shared!("plugins/build-js.d/package.json", "toolchain/package.json"),
+    shared!(
+        "plugins/build-js.d/package-lock.json",
+        "toolchain/package-lock.json"
+    ),
+    shared!(
+        "plugins/build-js.d/componentize.mjs",
+        "toolchain/componentize.mjs"
+    ),
+    shared!(
+        "plugins/build-js.d/guest-types.mjs",
+        "toolchain/guest-types.mjs"
+    ),
+];
+
 /// The files of a project, or `None` for a combination no template has.
 fn files(language: Language, offer: Offer) -> Option<&'static [File]> {
     Some(match (language, offer) {
@@ -349,6 +392,7 @@ fn files(language: Language, offer: Offer) -> Option<&'static [File]> {
         (Language::Python, Offer::Tools) => PYTHON,
         (Language::Js, Offer::Tools) => JS,
         (Language::C, Offer::Tools) => C,
+        (Language::Ts, Offer::Tools) => TS,
         (Language::Go, Offer::Tools) => GO,
         _ => return None,
     })
@@ -883,6 +927,53 @@ mod tests {
             "{build}"
         );
         assert_eq!(created.sdk_origin, None);
+    }
+
+    /// A TypeScript project's toolchain is the JavaScript one, byte for
+    /// byte, so that both are one install in a shared toolchain folder; its
+    /// generated types and builds stay out of git.
+    #[test]
+    fn a_typescript_project_shares_the_javascript_toolchain() {
+        let parent = tempfile::tempdir().unwrap();
+        let created = create(
+            Language::Ts,
+            "greet_ts",
+            parent.path(),
+            &origin(Path::new("/nowhere")),
+            Offer::Tools,
+        )
+        .unwrap();
+        for (file, repository) in [
+            (
+                "package-lock.json",
+                include_str!("../../../plugins/build-js.d/package-lock.json"),
+            ),
+            (
+                "guest-types.mjs",
+                include_str!("../../../plugins/build-js.d/guest-types.mjs"),
+            ),
+        ] {
+            let copied = fs::read_to_string(created.dir.join("toolchain").join(file)).unwrap();
+            assert_eq!(copied, repository, "toolchain/{file}");
+        }
+        let plugin = fs::read_to_string(created.dir.join("plugin.ts")).unwrap();
+        assert!(plugin.contains("const TOOL_NAME = 'greet_ts';"), "{plugin}");
+        let ignored = fs::read_to_string(created.dir.join(".gitignore")).unwrap();
+        assert_eq!(ignored, "/greet_ts.wasm\n/.build/\n/types/\n");
+        assert!(created.next_steps().contains("a TypeScript plugin"));
+        let err = create(
+            Language::Ts,
+            "tsdocs",
+            parent.path(),
+            &Origin::default(),
+            Offer::Resources,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("a TypeScript project offers tools only"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -3,13 +3,16 @@
 // contract (wit/plugin.wit, world `plugin`); the tool itself is in tool.js.
 
 import { log } from 'corral:plugin/host@0.3.0';
+import { checked } from './contract.js';
 import { ToolFailure, greet } from './tool.js';
 
 const TOOL_NAME = '{{name}}';
 
 const textResult = (text, isError = false) => ({ content: [{ tag: 'text', val: { text } }], isError });
 
-export const tools = {
+// `checked`: a result of the wrong shape fails naming the field, not in
+// the bindings' words.
+export const tools = checked({
   list() {
     return [
       {
@@ -43,4 +46,4 @@ export const tools = {
       throw err;
     }
   },
-};
+});

@@ -10,6 +10,7 @@ import json
 import traceback
 
 import tool
+from contract import checked
 from wit_world import exports
 from wit_world.exports.tools import CallResult, Tool, ToolAnnotations
 from wit_world.imports import host
@@ -51,6 +52,9 @@ class Tools(exports.Tools):
             )
         ]
 
+    # `checked`: a result of the wrong shape fails naming the field, not in
+    # the bindings' words.
+    @checked
     def call(self, name: str, arguments: str) -> CallResult:
         if name != TOOL_NAME:
             return text_result(f"unknown tool {name!r}", is_error=True)
