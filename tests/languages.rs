@@ -37,7 +37,7 @@ const REVISION: &str = "2025-11-25";
 
 /// Each example plugin: its language, its name (the file is NAME.wasm) and
 /// every tool it offers.
-const EXAMPLES: [(&str, &str, &[&str]); 8] = [
+const EXAMPLES: [(&str, &str, &[&str]); 9] = [
     (
         "Rust",
         "calc",
