@@ -226,7 +226,7 @@ enum Authoring {
     },
 }
 
-/// How `push` and `pull` reach a registry.
+/// Which contract `bindings` and `componentize` build for.
 #[derive(clap::Args)]
 struct ContractFlags {
     /// The world the plugin implements: plugin (tools), plugin-full (also
@@ -246,6 +246,7 @@ impl ContractFlags {
     }
 }
 
+/// How `push` and `pull` reach a registry.
 #[derive(clap::Args)]
 struct RegistryFlags {
     /// Speak plain HTTP to the registry. Only needed for a registry that is
@@ -458,18 +459,23 @@ fn main() -> ExitCode {
     }
 }
 
-/// Serves the plugins of `dir` through `host` over stdio, or HTTP when
-/// `http` says so, watching `dir` for changes when `watch`.
+/// Serves the plugins of `dir` over stdio, or HTTP when `http` says so,
+/// watching `dir` for changes when `watch`; what the server says about its
+/// plugins goes to `reports`.
 async fn serve(
     sandbox: Arc<Sandbox>,
     dir: &Path,
-    host: Arc<FolderHost>,
+    reports: Arc<Reports>,
     watch: bool,
     page_size: usize,
     state_key: mcp::StateKey,
     http: HttpFlags,
 ) -> Result<ExitCode> {
     let http = http.options()?;
+    let host = Arc::new(FolderHost {
+        catalog: Arc::new(Catalog::starting()),
+        reports,
+    });
     // Answer ping at once; initialize, server/discover and every list,
     // call, read or get wait for the first load, which runs in the
     // background (the capabilities depend on what it finds).
@@ -701,25 +707,19 @@ async fn run(command: Command, mut options: SandboxOptions, stores: Stores) -> R
                 })?,
                 None => mcp::StateKey::process(),
             };
-            let host = Arc::new(FolderHost {
-                catalog: Arc::new(Catalog::starting()),
-                reports: Arc::new(Reports::default()),
-            });
+            let reports = Arc::new(Reports::default());
             let watch = !no_watch;
-            serve(sandbox, &dir, host, watch, page_size, state_key, http).await
+            serve(sandbox, &dir, reports, watch, page_size, state_key, http).await
         }
         Command::Dev { dir, http } => {
             let project = dev::Project::open(&dir)?;
-            let host = Arc::new(FolderHost {
-                catalog: Arc::new(Catalog::starting()),
-                reports: Arc::new(Reports::default()),
-            });
+            let reports = Arc::new(Reports::default());
             // Built in the background: the server answers at once, with
             // what the last build left, and loads each new build as it lands.
-            let _dev = dev::start(project, host.reports.clone(), cache_dir)?;
+            let _dev = dev::start(project, reports.clone(), cache_dir)?;
             let page_size = ServerOptions::default().page_size;
             let state_key = mcp::StateKey::process();
-            serve(sandbox, &dir, host, true, page_size, state_key, http).await
+            serve(sandbox, &dir, reports, true, page_size, state_key, http).await
         }
         Command::List { dir, json } => {
             let (host, failed) = load(&sandbox, &dir).await?;
