@@ -102,36 +102,50 @@ impl Project {
 
     /// Whether a change to `path` (inside the project) should rebuild.
     pub fn is_source(&self, path: &Path) -> bool {
-        let Ok(relative) = path.strip_prefix(&self.dir) else {
-            return false;
-        };
-        let names: Vec<&str> = relative
+        self.within(path).is_some_and(|(names, relative)| {
+            names.last().is_some_and(|file| !is_generated(file)) && !self.excludes(&names, relative)
+        })
+    }
+
+    /// Whether `folder` (inside the project) may hold sources: it is no
+    /// build or dependency folder, not hidden and not ignored.
+    pub fn may_hold_sources(&self, folder: &Path) -> bool {
+        self.within(folder)
+            .is_some_and(|(names, relative)| !names.is_empty() && !self.excludes(&names, relative))
+    }
+
+    /// `path`'s names below the project's folder, and the path relative to it.
+    fn within<'a>(&self, path: &'a Path) -> Option<(Vec<&'a str>, &'a Path)> {
+        let relative = path.strip_prefix(&self.dir).ok()?;
+        let names = relative
             .components()
             .filter_map(|component| match component {
                 Component::Normal(name) => name.to_str(),
                 _ => None,
             })
             .collect();
-        let Some(file) = names.last() else {
-            return false;
-        };
-        let generated = file.starts_with('.')
-            || file.ends_with('~')
-            || [".wasm", ".tmp", ".swp", ".swx"]
-                .iter()
-                .any(|ending| file.ends_with(ending));
-        if generated
-            || names
-                .iter()
-                .any(|name| BUILD_FOLDERS.contains(name) || name.starts_with('.'))
-        {
-            return false;
-        }
-        !self
-            .ignored
-            .iter()
-            .any(|pattern| pattern.ignores(&names, relative))
+        Some((names, relative))
     }
+
+    /// Whether a path of these names is in a build folder, hidden or ignored.
+    fn excludes(&self, names: &[&str], relative: &Path) -> bool {
+        names
+            .iter()
+            .any(|name| BUILD_FOLDERS.contains(name) || name.starts_with('.'))
+            || self
+                .ignored
+                .iter()
+                .any(|pattern| pattern.ignores(names, relative))
+    }
+}
+
+/// A file an editor or a build writes, never a source.
+fn is_generated(file: &str) -> bool {
+    file.starts_with('.')
+        || file.ends_with('~')
+        || [".wasm", ".tmp", ".swp", ".swx"]
+            .iter()
+            .any(|ending| file.ends_with(ending))
 }
 
 impl Pattern {
@@ -240,7 +254,7 @@ fn watch_sources(watcher: &mut notify::RecommendedWatcher, project: &Project) ->
         .with_context(|| format!("watching {}", dir.display()))?;
     for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
         let path = entry?.path();
-        if path.is_dir() && project.is_source(&path.join("x")) {
+        if path.is_dir() && project.may_hold_sources(&path) {
             watcher
                 .watch(&path, RecursiveMode::Recursive)
                 .with_context(|| format!("watching {}", path.display()))?;
@@ -390,6 +404,27 @@ mod tests {
             assert!(!project.is_source(&root.join(generated)), "{generated}");
         }
         assert!(!project.is_source(Path::new("/elsewhere/src/lib.rs")));
+    }
+
+    #[test]
+    fn folders_to_watch_are_those_that_may_hold_sources() {
+        let (_dir, project) = project("/target/\n__pycache__/\ndist\n");
+        let root = project.dir().to_owned();
+        for folder in ["src", "src/tools", "plugin", "wit"] {
+            assert!(project.may_hold_sources(&root.join(folder)), "{folder}");
+        }
+        for folder in [
+            "target",
+            "node_modules",
+            ".build",
+            ".git",
+            "dist",
+            "pkg/__pycache__",
+        ] {
+            assert!(!project.may_hold_sources(&root.join(folder)), "{folder}");
+        }
+        assert!(!project.may_hold_sources(&root));
+        assert!(!project.may_hold_sources(Path::new("/elsewhere/src")));
     }
 
     #[test]
