@@ -127,28 +127,6 @@ struct Cli {
     /// `info,wasmtime=debug`.
     #[arg(long, global = true, env = "CORRAL_LOG")]
     log_level: Option<String>,
-    /// Include each call's arguments in the audit log (they may be private).
-    #[arg(long, global = true)]
-    log_arguments: bool,
-    /// Calls per second accepted across all tools (each tool also has its own
-    /// limit, set in its plugin's manifest).
-    #[arg(long, global = true, default_value_t = SandboxOptions::default().global_rate)]
-    global_rate: f64,
-    /// Where compiled plugins are cached [default: $XDG_CACHE_HOME/corral
-    /// or ~/.cache/corral].
-    #[arg(long, global = true, env = "CORRAL_CACHE_DIR", value_name = "DIR")]
-    cache_dir: Option<PathBuf>,
-    /// Compile every plugin every time: no compile cache.
-    #[arg(long, global = true)]
-    no_cache: bool,
-    /// Where plugins with a [state] grant keep their keys: sqlite:PATH
-    /// (sqlite:PATH?sync=full to flush each write to the disk before it
-    /// returns, not only at checkpoints), or
-    /// redis://[USER:PASSWORD@]HOST[:PORT][/DB] (rediss:// for TLS) for
-    /// replicas that share state [default: a SQLite file per served folder
-    /// under $XDG_DATA_HOME/corral/state or ~/.local/share/corral/state].
-    #[arg(long, global = true, env = "CORRAL_STATE", value_name = "SPEC")]
-    state: Option<String>,
     #[command(subcommand)]
     command: AnyCommand,
 }
@@ -224,6 +202,42 @@ enum Authoring {
         /// Where to write the keys, without the .key/.pub suffix.
         path: PathBuf,
     },
+}
+
+/// How the plugins a command loads are run and where what they keep is
+/// kept: the options of every command that loads plugins (not of those
+/// that write one).
+#[derive(clap::Args, Clone)]
+struct SandboxFlags {
+    /// Include each call's arguments in the audit log (they may be private).
+    #[arg(long)]
+    log_arguments: bool,
+    /// Calls per second accepted across all tools (each tool also has its own
+    /// limit, set in its plugin's manifest).
+    #[arg(long, default_value_t = SandboxOptions::default().global_rate)]
+    global_rate: f64,
+    /// Where compiled plugins are cached [default: $XDG_CACHE_HOME/corral
+    /// or ~/.cache/corral].
+    #[arg(long, env = "CORRAL_CACHE_DIR", value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Compile every plugin every time: no compile cache.
+    #[arg(long)]
+    no_cache: bool,
+    #[command(flatten)]
+    state: StateFlag,
+}
+
+/// Where plugins keep their state (`corral state` reads the same store).
+#[derive(clap::Args, Clone)]
+struct StateFlag {
+    /// Where plugins with a [state] grant keep their keys: sqlite:PATH
+    /// (sqlite:PATH?sync=full to flush each write to the disk before it
+    /// returns, not only at checkpoints), or
+    /// redis://[USER:PASSWORD@]HOST[:PORT][/DB] (rediss:// for TLS) for
+    /// replicas that share state [default: a SQLite file per served folder
+    /// under $XDG_DATA_HOME/corral/state or ~/.local/share/corral/state].
+    #[arg(long, env = "CORRAL_STATE", value_name = "SPEC")]
+    state: Option<String>,
 }
 
 /// Which contract `bindings` and `componentize` build for.
@@ -310,6 +324,8 @@ enum Command {
         )]
         state_key: Option<String>,
         #[command(flatten)]
+        sandbox: SandboxFlags,
+        #[command(flatten)]
         http: HttpFlags,
     },
     /// Develop the plugin project in DIR: run its ./build, serve DIR over
@@ -321,6 +337,8 @@ enum Command {
         /// The plugin project (what `corral new` writes, with ./build).
         #[arg(default_value = ".")]
         dir: PathBuf,
+        #[command(flatten)]
+        sandbox: SandboxFlags,
         #[command(flatten)]
         http: HttpFlags,
     },
@@ -334,6 +352,8 @@ enum Command {
         /// Print the tools as MCP JSON (newest revision) instead of a table.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        sandbox: SandboxFlags,
     },
     /// Run one tool call and print its result as MCP JSON.
     ///
@@ -346,6 +366,8 @@ enum Command {
         /// The arguments, a JSON object.
         #[arg(default_value = "{}")]
         arguments: String,
+        #[command(flatten)]
+        sandbox: SandboxFlags,
     },
     /// Publish the plugin FILE (and its manifest FILE.toml, with its grants)
     /// to an OCI registry as a WebAssembly artifact; prints the pinned
@@ -361,6 +383,8 @@ enum Command {
         #[arg(long, value_name = "KEY")]
         key: Option<PathBuf>,
         #[command(flatten)]
+        sandbox: SandboxFlags,
+        #[command(flatten)]
         registry: RegistryFlags,
     },
     /// Install a plugin from an OCI registry into DIR as NAME.wasm (and
@@ -372,6 +396,8 @@ enum Command {
         #[command(flatten)]
         request: distribute::PullRequest,
         #[command(flatten)]
+        sandbox: SandboxFlags,
+        #[command(flatten)]
         registry: RegistryFlags,
     },
     /// Load the plugin FILE as `serve` would, so that its compiled code is
@@ -382,11 +408,15 @@ enum Command {
     Compile {
         /// The plugin, NAME.wasm (its manifest, if any, is NAME.toml beside it).
         file: PathBuf,
+        #[command(flatten)]
+        sandbox: SandboxFlags,
     },
     /// Show a plugin's tools, imports, limits and the authority it is granted.
     Inspect {
         /// The plugin file (its manifest, if any, is the .toml beside it).
         file: PathBuf,
+        #[command(flatten)]
+        sandbox: SandboxFlags,
     },
     /// Show or clear what the plugins of DIR keep in their state store
     /// ([state] grants), in the store `serve DIR` uses.
@@ -403,6 +433,8 @@ enum StateCommand {
         dir: PathBuf,
         /// The plugin (its file stem).
         name: Option<String>,
+        #[command(flatten)]
+        store: StateFlag,
     },
     /// Print the value plugin NAME keeps at KEY.
     Get {
@@ -414,6 +446,8 @@ enum StateCommand {
         /// The bucket.
         #[arg(long, default_value = "default")]
         bucket: String,
+        #[command(flatten)]
+        store: StateFlag,
     },
     /// Delete everything plugin NAME keeps (removing a plugin keeps its
     /// state; this is how it goes).
@@ -422,6 +456,8 @@ enum StateCommand {
         dir: PathBuf,
         /// The plugin (its file stem).
         name: String,
+        #[command(flatten)]
+        store: StateFlag,
     },
 }
 
@@ -439,18 +475,7 @@ fn main() -> ExitCode {
         .enable_all()
         .build()
         .expect("starting the async runtime");
-    let options = SandboxOptions {
-        global_rate: cli.global_rate,
-        log_arguments: cli.log_arguments,
-        cache: None, // configured in `run`, once the options are checked
-        state: None, // likewise
-    };
-    let stores = Stores {
-        cache_dir: cli.cache_dir,
-        no_cache: cli.no_cache,
-        state: cli.state,
-    };
-    match runtime.block_on(run(command, options, stores)) {
+    match runtime.block_on(run(command)) {
         Ok(code) => code,
         Err(err) => {
             eprintln!("corral: {err:#}");
@@ -513,24 +538,33 @@ fn end_quietly_on_a_closed_pipe() {
 }
 
 /// `corral state`: what the plugins of a folder keep.
-fn state_command(command: StateCommand, spec: Option<&str>) -> Result<ExitCode> {
-    let store = |dir: &Path| {
+fn state_command(command: StateCommand) -> Result<ExitCode> {
+    let store = |dir: &Path, flag: &StateFlag| {
         if !dir.is_dir() {
             bail!("{} is not a folder", dir.display());
         }
-        state::store(spec, dir)
+        state::store(flag.state.as_deref(), dir)
     };
     let mut out = std::io::stdout().lock();
     match command {
-        StateCommand::List { dir, name } => state::list(&store(&dir)?, name.as_deref(), &mut out)?,
+        StateCommand::List {
+            dir,
+            name,
+            store: flag,
+        } => state::list(&store(&dir, &flag)?, name.as_deref(), &mut out)?,
         StateCommand::Get {
             dir,
             name,
             key,
             bucket,
-        } => out.write_all(&state::get(&store(&dir)?, &name, &bucket, &key)?)?,
-        StateCommand::Clear { dir, name } => {
-            let removed = state::clear(&store(&dir)?, &name)?;
+            store: flag,
+        } => out.write_all(&state::get(&store(&dir, &flag)?, &name, &bucket, &key)?)?,
+        StateCommand::Clear {
+            dir,
+            name,
+            store: flag,
+        } => {
+            let removed = state::clear(&store(&dir, &flag)?, &name)?;
             eprintln!("cleared {name}: {removed} entries deleted");
         }
     }
@@ -655,13 +689,6 @@ fn init_logging(level: Option<&str>) {
         .init();
 }
 
-/// Where compiled plugins and plugins' state are kept, as the flags say.
-struct Stores {
-    cache_dir: Option<PathBuf>,
-    no_cache: bool,
-    state: Option<String>,
-}
-
 /// The plugin folder a command works on, whose state store it uses.
 fn folder(command: &Command) -> Option<&Path> {
     match command {
@@ -669,24 +696,37 @@ fn folder(command: &Command) -> Option<&Path> {
         | Command::Dev { dir, .. }
         | Command::List { dir, .. }
         | Command::Call { dir, .. } => Some(dir),
-        Command::Inspect { file } | Command::Compile { file } => {
+        Command::Inspect { file, .. } | Command::Compile { file, .. } => {
             Some(file.parent().unwrap_or(Path::new(".")))
         }
         Command::Push { .. } | Command::Pull { .. } | Command::State(_) => None,
     }
 }
 
-async fn run(command: Command, mut options: SandboxOptions, stores: Stores) -> Result<ExitCode> {
-    if !(options.global_rate.is_finite() && options.global_rate > 0.0) {
+async fn run(command: Command) -> Result<ExitCode> {
+    let flags = match command {
+        Command::State(command) => return state_command(command),
+        Command::Serve { ref sandbox, .. }
+        | Command::Dev { ref sandbox, .. }
+        | Command::List { ref sandbox, .. }
+        | Command::Call { ref sandbox, .. }
+        | Command::Push { ref sandbox, .. }
+        | Command::Pull { ref sandbox, .. }
+        | Command::Compile { ref sandbox, .. }
+        | Command::Inspect { ref sandbox, .. } => sandbox.clone(),
+    };
+    if !(flags.global_rate.is_finite() && flags.global_rate > 0.0) {
         bail!("--global-rate must be a positive number");
     }
-    if let Command::State(command) = command {
-        return state_command(command, stores.state.as_deref());
-    }
-    let cache_dir = stores.cache_dir.clone();
-    options.cache = cache::configured(stores.cache_dir, stores.no_cache).map(Arc::new);
+    let cache_dir = flags.cache_dir.clone();
+    let mut options = SandboxOptions {
+        global_rate: flags.global_rate,
+        log_arguments: flags.log_arguments,
+        cache: cache::configured(flags.cache_dir, flags.no_cache).map(Arc::new),
+        state: None,
+    };
     if let Some(folder) = folder(&command).filter(|folder| folder.is_dir()) {
-        options.state = Some(state::store(stores.state.as_deref(), folder)?);
+        options.state = Some(state::store(flags.state.state.as_deref(), folder)?);
     }
     let sandbox = Sandbox::new(options)?;
     match command {
@@ -696,6 +736,7 @@ async fn run(command: Command, mut options: SandboxOptions, stores: Stores) -> R
             no_watch,
             state_key,
             http,
+            ..
         } => {
             if !dir.is_dir() {
                 bail!("{} is not a folder", dir.display());
@@ -711,7 +752,7 @@ async fn run(command: Command, mut options: SandboxOptions, stores: Stores) -> R
             let watch = !no_watch;
             serve(sandbox, &dir, reports, watch, page_size, state_key, http).await
         }
-        Command::Dev { dir, http } => {
+        Command::Dev { dir, http, .. } => {
             let project = dev::Project::open(&dir)?;
             let reports = Arc::new(Reports::default());
             // Built in the background: the server answers at once, with
@@ -721,7 +762,7 @@ async fn run(command: Command, mut options: SandboxOptions, stores: Stores) -> R
             let state_key = mcp::StateKey::process();
             serve(sandbox, &dir, reports, true, page_size, state_key, http).await
         }
-        Command::List { dir, json } => {
+        Command::List { dir, json, .. } => {
             let (host, failed) = load(&sandbox, &dir).await?;
             print_tools(&host.catalog.snapshot(), json);
             // Every failure was reported with its reason as it happened; the
@@ -741,6 +782,7 @@ async fn run(command: Command, mut options: SandboxOptions, stores: Stores) -> R
             dir,
             tool,
             arguments,
+            ..
         } => {
             let arguments: Map<String, Value> =
                 serde_json::from_str(&arguments).context("the arguments must be a JSON object")?;
@@ -783,6 +825,7 @@ async fn run(command: Command, mut options: SandboxOptions, stores: Stores) -> R
             reference,
             key,
             registry,
+            ..
         } => {
             let pushed = distribute::push(
                 &sandbox,
@@ -794,7 +837,9 @@ async fn run(command: Command, mut options: SandboxOptions, stores: Stores) -> R
             .await;
             Ok(failure_to_exit_code(pushed.map(drop)))
         }
-        Command::Pull { request, registry } => {
+        Command::Pull {
+            request, registry, ..
+        } => {
             // Interrupted, the pull is dropped, and with it its download:
             // the folder is left as it was.
             let access = registry.access();
@@ -809,7 +854,7 @@ async fn run(command: Command, mut options: SandboxOptions, stores: Stores) -> R
             }
         }
         Command::State(_) => unreachable!("answered above"),
-        Command::Compile { file } => {
+        Command::Compile { file, .. } => {
             if sandbox.options().cache.is_none() {
                 bail!(
                     "there is no compile cache to fill (--no-cache, or neither XDG_CACHE_HOME nor HOME is set)"
@@ -832,7 +877,7 @@ async fn run(command: Command, mut options: SandboxOptions, stores: Stores) -> R
                 }
             }
         }
-        Command::Inspect { file } => {
+        Command::Inspect { file, .. } => {
             let inspection = corral_sandbox::inspect(&sandbox, &file).await?;
             print_inspection(&inspection);
             let pinned = print_pin(&file).await?;
