@@ -261,8 +261,8 @@ fn rust_with_resources() {
     );
 }
 
-/// `--resources` is for Rust, Python and JavaScript: a C project is refused,
-/// and nothing is written.
+/// `--resources` is for Rust only so far: a C project is refused with how a
+/// C plugin offers resources (the world plugin-full), and nothing is written.
 #[test]
 fn c_has_no_resources_template() {
     let parent = tempfile::tempdir().unwrap();
@@ -275,7 +275,8 @@ fn c_has_no_resources_template() {
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("--resources: a C project offers tools only"),
+        stderr.contains("--resources: only a Rust project comes with resources")
+            && stderr.contains("a C plugin offers them by exporting the world plugin-full"),
         "{stderr}"
     );
     assert!(!parent.path().join("docs").exists());

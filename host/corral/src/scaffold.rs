@@ -60,6 +60,26 @@ impl Language {
             Language::Go => "Go",
         }
     }
+
+    /// How a plugin in this language offers resources and prompts without
+    /// a `--resources` template.
+    fn how_it_offers_resources(self) -> &'static str {
+        match self {
+            Language::Rust => "with the SDK's Resource, ResourceTemplate and Prompt builders",
+            Language::Python => {
+                "with `class Resources` and `class Prompts` in app.py, as the example \
+                 plugins/python-glossary does"
+            }
+            Language::Js | Language::Ts => {
+                "with `export const resources` and `prompts` in its plugin module, as the example \
+                 plugins/js-checklists does"
+            }
+            Language::C | Language::Go => {
+                "by exporting the world plugin-full (`corral bindings c|go OUT --world plugin-full`, \
+                 and the same --world to `corral componentize`)"
+            }
+        }
+    }
 }
 
 /// What a new project's plugin offers.
@@ -68,7 +88,7 @@ pub enum Offer {
     /// One tool (`corral new`).
     Tools,
     /// The tool, a resource, a resource template and a prompt with
-    /// completion (`corral new --resources`; Rust, Python and JavaScript).
+    /// completion (`corral new rust NAME --resources`; Rust only so far).
     Resources,
 }
 
@@ -156,9 +176,11 @@ impl fmt::Display for ScaffoldError {
             }
             ScaffoldError::NoResources(language) => write!(
                 f,
-                "--resources: a {} project offers tools only; resources and prompts come in \
-                 rust, python and js projects",
-                language.title()
+                "--resources: only a Rust project comes with resources and prompts so far \
+                 (`corral new rust NAME --resources`); a {} plugin offers them {} (docs/plugins.md, \
+                 \"Resources, prompts and completion\")",
+                language.title(),
+                language.how_it_offers_resources()
             ),
             ScaffoldError::Io { path, source } => {
                 write!(f, "cannot write {}: {source}", path.display())
@@ -971,13 +993,13 @@ mod tests {
         .unwrap_err();
         assert!(
             err.to_string()
-                .contains("a TypeScript project offers tools only"),
+                .contains("a TypeScript plugin offers them with `export const resources`"),
             "{err}"
         );
     }
 
     #[test]
-    fn resources_come_in_rust_and_a_c_project_refuses_them() {
+    fn resources_come_in_rust_and_other_projects_are_told_how() {
         let parent = tempfile::tempdir().unwrap();
         let given = Origin {
             sdk_path: Some(this_checkout().join("sdk-guest")),
@@ -1011,6 +1033,27 @@ mod tests {
         assert!(
             matches!(err, ScaffoldError::NoResources(Language::C)),
             "{err}"
+        );
+        // The refusal says what does work, in that language.
+        let said = err.to_string();
+        assert!(
+            said.contains("corral new rust NAME --resources")
+                && said.contains("--world plugin-full"),
+            "{said}"
+        );
+        let said = create(
+            Language::Python,
+            "pydocs",
+            parent.path(),
+            &Origin::default(),
+            Offer::Resources,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            said.contains("a Python plugin offers them with `class Resources`")
+                && said.contains("plugins/python-glossary"),
+            "{said}"
         );
         assert!(!parent.path().join("cdocs").exists());
     }
