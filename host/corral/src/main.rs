@@ -131,12 +131,17 @@ struct Cli {
     command: AnyCommand,
 }
 
-/// Every subcommand: those that load a plugin folder, and those that help
-/// write a plugin (which start no sandbox).
+/// Every subcommand: those that load plugins (each with the sandbox's
+/// flags), `state` (what a folder's plugins keep), and those that help write
+/// a plugin (which start no sandbox).
 #[derive(Subcommand)]
 enum AnyCommand {
     #[command(flatten)]
     Plugins(Command),
+    /// Show or clear what the plugins of DIR keep in their state store
+    /// ([state] grants), in the store `serve DIR` uses.
+    #[command(subcommand)]
+    State(StateCommand),
     #[command(flatten)]
     Authoring(Authoring),
 }
@@ -418,10 +423,6 @@ enum Command {
         #[command(flatten)]
         sandbox: SandboxFlags,
     },
-    /// Show or clear what the plugins of DIR keep in their state store
-    /// ([state] grants), in the store `serve DIR` uses.
-    #[command(subcommand)]
-    State(StateCommand),
 }
 
 #[derive(Subcommand)]
@@ -466,6 +467,10 @@ fn main() -> ExitCode {
     init_logging(cli.log_level.as_deref());
     let command = match cli.command {
         AnyCommand::Plugins(command) => command,
+        AnyCommand::State(command) => {
+            end_quietly_on_a_closed_pipe();
+            return exit_code(state_command(command));
+        }
         AnyCommand::Authoring(authoring) => return author(authoring),
     };
     if !matches!(command, Command::Serve { .. } | Command::Dev { .. }) {
@@ -475,7 +480,12 @@ fn main() -> ExitCode {
         .enable_all()
         .build()
         .expect("starting the async runtime");
-    match runtime.block_on(run(command)) {
+    exit_code(runtime.block_on(run(command)))
+}
+
+/// A command's exit code; its error, if it failed, on stderr.
+fn exit_code(result: Result<ExitCode>) -> ExitCode {
+    match result {
         Ok(code) => code,
         Err(err) => {
             eprintln!("corral: {err:#}");
@@ -628,13 +638,7 @@ fn author(command: Authoring) -> ExitCode {
             println!("wrote {0}.key and {0}.pub ({fingerprint})", path.display())
         }),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("corral: {err:#}");
-            ExitCode::from(2)
-        }
-    }
+    exit_code(result.map(|()| ExitCode::SUCCESS))
 }
 
 /// Logs go to stderr only: stdout is the protocol.
@@ -699,21 +703,20 @@ fn folder(command: &Command) -> Option<&Path> {
         Command::Inspect { file, .. } | Command::Compile { file, .. } => {
             Some(file.parent().unwrap_or(Path::new(".")))
         }
-        Command::Push { .. } | Command::Pull { .. } | Command::State(_) => None,
+        Command::Push { .. } | Command::Pull { .. } => None,
     }
 }
 
 async fn run(command: Command) -> Result<ExitCode> {
-    let flags = match command {
-        Command::State(command) => return state_command(command),
-        Command::Serve { ref sandbox, .. }
-        | Command::Dev { ref sandbox, .. }
-        | Command::List { ref sandbox, .. }
-        | Command::Call { ref sandbox, .. }
-        | Command::Push { ref sandbox, .. }
-        | Command::Pull { ref sandbox, .. }
-        | Command::Compile { ref sandbox, .. }
-        | Command::Inspect { ref sandbox, .. } => sandbox.clone(),
+    let flags = match &command {
+        Command::Serve { sandbox, .. }
+        | Command::Dev { sandbox, .. }
+        | Command::List { sandbox, .. }
+        | Command::Call { sandbox, .. }
+        | Command::Push { sandbox, .. }
+        | Command::Pull { sandbox, .. }
+        | Command::Compile { sandbox, .. }
+        | Command::Inspect { sandbox, .. } => sandbox.clone(),
     };
     if !(flags.global_rate.is_finite() && flags.global_rate > 0.0) {
         bail!("--global-rate must be a positive number");
@@ -853,7 +856,6 @@ async fn run(command: Command) -> Result<ExitCode> {
                 }
             }
         }
-        Command::State(_) => unreachable!("answered above"),
         Command::Compile { file, .. } => {
             if sandbox.options().cache.is_none() {
                 bail!(
