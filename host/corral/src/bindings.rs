@@ -116,37 +116,35 @@ mod tests {
         (dir, written)
     }
 
-    /// One C source builds against every world: the files and the types
-    /// keep the name `plugin`, and the world's own imports join them.
+    /// A header, a source and the type object, named `plugin` for every
+    /// world, so that one C source builds against any: the world's own
+    /// imports (the store's, for plugin-with-state) join the contract's.
     #[test]
-    fn c_bindings_of_every_world_are_named_plugin() {
-        let (dir, written) = generate(Language::C, "plugin-with-state");
-        assert_eq!(
-            written,
-            ["plugin.c", "plugin.h", "plugin_component_type.o"],
-            "{written:?}"
-        );
-        let header = fs::read_to_string(dir.path().join("plugin.h")).unwrap();
-        assert!(
-            header.contains("extern bool wasi_keyvalue_store_open(plugin_string_t *identifier")
-                && !header.contains("plugin_with_state"),
-            "{header}"
-        );
-    }
-
-    #[test]
-    fn c_bindings_are_a_header_a_source_and_the_type_object() {
-        let (dir, written) = generate(Language::C, DEFAULT_WORLD);
-        assert_eq!(
-            written,
-            ["plugin.c", "plugin.h", "plugin_component_type.o"],
-            "{written:?}"
-        );
-        let header = fs::read_to_string(dir.path().join("plugin.h")).unwrap();
-        assert!(
-            header.contains("exports_corral_plugin_tools_call"),
-            "{header}"
-        );
+    fn c_bindings_are_a_header_a_source_and_the_type_object_named_plugin() {
+        for (world, declares, lacks) in [
+            (
+                DEFAULT_WORLD,
+                "exports_corral_plugin_tools_call",
+                "wasi_keyvalue",
+            ),
+            (
+                "plugin-with-state",
+                "extern bool wasi_keyvalue_store_open(plugin_string_t *identifier",
+                "plugin_with_state",
+            ),
+        ] {
+            let (dir, written) = generate(Language::C, world);
+            assert_eq!(
+                written,
+                ["plugin.c", "plugin.h", "plugin_component_type.o"],
+                "{world}: {written:?}"
+            );
+            let header = fs::read_to_string(dir.path().join("plugin.h")).unwrap();
+            assert!(
+                header.contains(declares) && !header.contains(lacks),
+                "{world}: {header}"
+            );
+        }
     }
 
     #[test]
