@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Instant;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use support::{first_text, repo_root, target_dir, test_cache_dir};
 
 fn corral() -> Command {
@@ -235,12 +235,28 @@ fn rust_with_resources() {
             "{tested}"
         );
     }
-    // What the component exports, read from its type information.
-    let bytes = std::fs::read(project.join("docs_rs.wasm")).unwrap();
+    assert_eq!(
+        exports_of(&project.join("docs_rs.wasm")),
+        PLUGIN_FULL_EXPORTS
+    );
+}
+
+/// What a component of the world `plugin-full` exports.
+const PLUGIN_FULL_EXPORTS: [&str; 4] = [
+    "corral:plugin/completion@0.3.0",
+    "corral:plugin/prompts@0.3.0",
+    "corral:plugin/resources@0.3.0",
+    "corral:plugin/tools@0.3.0",
+];
+
+/// The interfaces a component exports, sorted, read from its type
+/// information.
+fn exports_of(wasm: &Path) -> Vec<String> {
+    let bytes = std::fs::read(wasm).unwrap();
     let wit_component::DecodedWasm::Component(resolve, world) =
         wit_component::decode(&bytes).unwrap()
     else {
-        panic!("docs_rs.wasm is not a component");
+        panic!("{} is not a component", wasm.display());
     };
     let mut exports: Vec<String> = resolve.worlds[world]
         .exports
@@ -248,20 +264,133 @@ fn rust_with_resources() {
         .map(|key| resolve.name_world_key(key))
         .collect();
     exports.sort_unstable();
-    let wit = exports.join(", ");
-    assert_eq!(
-        exports,
-        [
-            "corral:plugin/completion@0.3.0",
-            "corral:plugin/prompts@0.3.0",
-            "corral:plugin/resources@0.3.0",
-            "corral:plugin/tools@0.3.0"
-        ],
-        "{wit}"
-    );
+    exports
 }
 
-/// `--resources` is for Rust only so far: a C project is refused with how a
+/// `corral new python NAME --resources`: ./test runs greetings.py's tests,
+/// and the plugin serves its resources, prompt and completion.
+#[test]
+fn python_with_resources() {
+    let (_parent, project) = scaffold_builds_and_serves("python", "docs_py", &["--resources"]);
+    let tested = run(
+        "python ./test (resources)",
+        &mut script(&project, "test"),
+        true,
+    );
+    let said = String::from_utf8_lossy(&tested.stderr);
+    assert!(
+        said.contains("Ran 5 tests") && said.contains("OK"),
+        "{said}"
+    );
+    serves_greetings(&project, "docs_py");
+}
+
+/// `corral new js NAME --resources`: ./test runs greetings.test.js, and
+/// the plugin serves its resources, prompt and completion.
+#[test]
+fn js_with_resources() {
+    let (_parent, project) = scaffold_builds_and_serves("js", "docs_js", &["--resources"]);
+    let tested = run("js ./test (resources)", &mut script(&project, "test"), true);
+    let said = String::from_utf8_lossy(&tested.stdout);
+    assert!(
+        said.contains("# pass 5") && said.contains("# fail 0"),
+        "{said}"
+    );
+    serves_greetings(&project, "docs_js");
+}
+
+/// The `--resources` project NAME, built: the world `plugin-full` (its
+/// entry module offers resources and prompts), and through a server the
+/// resource, the template, the prompt and the completion answer as the Rust
+/// template's do.
+fn serves_greetings(project: &Path, name: &str) {
+    // The contract's (componentize-py adds an `exports` of its own).
+    let mut exports = exports_of(&project.join(format!("{name}.wasm")));
+    exports.retain(|export| export.starts_with("corral:"));
+    assert_eq!(exports, PLUGIN_FULL_EXPORTS);
+    let scheme = name.replace('_', "-");
+    let mut server = support::Server::initialized(project, "2025-06-18");
+    let listed = server.result("resources/list", json!({}));
+    assert_eq!(
+        listed["resources"][0]["uri"],
+        format!("{scheme}://greetings"),
+        "{listed}"
+    );
+    let templates = server.result("resources/templates/list", json!({}));
+    assert_eq!(
+        templates["resourceTemplates"][0]["uriTemplate"],
+        format!("{scheme}://greetings/{{language}}"),
+        "{templates}"
+    );
+    let every = server.result(
+        "resources/read",
+        json!({ "uri": format!("{scheme}://greetings") }),
+    );
+    let text = every["contents"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("- french: Bonjour\n"), "{every}");
+    let one = server.result(
+        "resources/read",
+        json!({ "uri": format!("{scheme}://greetings/german") }),
+    );
+    assert_eq!(one["contents"][0]["text"], "Hallo", "{one}");
+    let missing = server.request(
+        "resources/read",
+        json!({ "uri": format!("{scheme}://greetings/klingon") }),
+    );
+    assert_eq!(missing["error"]["code"], -32002, "{missing}");
+
+    let prompts = server.result("prompts/list", json!({}));
+    let prompt = prompts["prompts"][0]["name"].clone();
+    let got = server.result(
+        "prompts/get",
+        json!({ "name": prompt, "arguments": { "name": "Ada", "language": "spanish" } }),
+    );
+    assert_eq!(
+        got["messages"][1]["content"]["resource"]["uri"],
+        format!("{scheme}://greetings/spanish"),
+        "{got}"
+    );
+    let refused = server.request(
+        "prompts/get",
+        json!({ "name": prompt, "arguments": { "name": "Ada", "language": "klingon" } }),
+    );
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let completed = server.result(
+        "completion/complete",
+        json!({
+            "ref": { "type": "ref/resource", "uri": format!("{scheme}://greetings/{{language}}") },
+            "argument": { "name": "language", "value": "fr" },
+        }),
+    );
+    assert_eq!(
+        completed["completion"]["values"],
+        json!(["french"]),
+        "{completed}"
+    );
+
+    // No world has resources with [state]: ./build says so and keeps the
+    // component it built before.
+    std::fs::write(
+        project.join(format!("{name}.toml")),
+        "[state]\nbuckets = [\"default\"]\n",
+    )
+    .unwrap();
+    let refused = run(
+        &format!("{name} ./build (resources and state)"),
+        &mut script(project, "build"),
+        false,
+    );
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains(&format!(
+            "{name}.toml grants [state] to a plugin with resources or prompts"
+        )) && said.contains("no world has both yet"),
+        "{said}"
+    );
+    assert!(project.join(format!("{name}.wasm")).is_file());
+}
+
+/// `--resources` is for Rust, Python and JavaScript only so far: a C project is refused with how a
 /// C plugin offers resources (the world plugin-full), and nothing is written.
 #[test]
 fn c_has_no_resources_template() {
@@ -275,8 +404,9 @@ fn c_has_no_resources_template() {
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("--resources: only a Rust project comes with resources")
-            && stderr.contains("a C plugin offers them by exporting the world plugin-full"),
+        stderr.contains(
+            "--resources: only a Rust, Python or JavaScript project comes with resources"
+        ) && stderr.contains("a C plugin offers them by exporting the world plugin-full"),
         "{stderr}"
     );
     assert!(!parent.path().join("docs").exists());

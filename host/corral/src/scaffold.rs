@@ -88,7 +88,7 @@ pub enum Offer {
     /// One tool (`corral new`).
     Tools,
     /// The tool, a resource, a resource template and a prompt with
-    /// completion (`corral new rust NAME --resources`; Rust only so far).
+    /// completion (`corral new rust|python|js NAME --resources`).
     Resources,
 }
 
@@ -174,14 +174,28 @@ impl fmt::Display for ScaffoldError {
             ScaffoldError::Sdk { path, reason } => {
                 write!(f, "--sdk-path {}: {reason}", path.display())
             }
-            ScaffoldError::NoResources(language) => write!(
-                f,
-                "--resources: only a Rust project comes with resources and prompts so far \
-                 (`corral new rust NAME --resources`); a {} plugin offers them {} (docs/plugins.md, \
-                 \"Resources, prompts and completion\")",
-                language.title(),
-                language.how_it_offers_resources()
-            ),
+            ScaffoldError::NoResources(language) => {
+                let with_template: Vec<Language> = Language::ALL
+                    .into_iter()
+                    .filter(|language| files(*language, Offer::Resources).is_some())
+                    .collect();
+                let titles: Vec<&str> = with_template.iter().map(|l| l.title()).collect();
+                let commands: Vec<String> = with_template
+                    .iter()
+                    .filter_map(clap::ValueEnum::to_possible_value)
+                    .map(|value| value.get_name().to_owned())
+                    .collect();
+                write!(
+                    f,
+                    "--resources: only a {} project comes with resources and prompts so far \
+                     (`corral new {} NAME --resources`); a {} plugin offers them {} \
+                     (docs/plugins.md, \"Resources, prompts and completion\")",
+                    either(&titles),
+                    commands.join("|"),
+                    language.title(),
+                    language.how_it_offers_resources()
+                )
+            }
             ScaffoldError::Io { path, source } => {
                 write!(f, "cannot write {}: {source}", path.display())
             }
@@ -195,6 +209,15 @@ impl std::error::Error for ScaffoldError {
             ScaffoldError::Io { source, .. } => Some(source),
             _ => None,
         }
+    }
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn either(words: &[&str]) -> String {
+    match words {
+        [] => String::new(),
+        [only] => (*only).to_owned(),
+        [first @ .., last] => format!("{} or {last}", first.join(", ")),
     }
 }
 
@@ -256,6 +279,22 @@ macro_rules! template {
     };
 }
 
+/// A template file with another after it, as one file: what `--resources`
+/// adds where the entry module of a plain project ends.
+macro_rules! continued {
+    ($language:literal, $path:literal, $more:literal) => {
+        File {
+            path: $path,
+            text: concat!(
+                include_str!(concat!("../templates/", $language, "/", $path)),
+                include_str!(concat!("../templates/", $language, "/", $more))
+            ),
+            template: true,
+            executable: false,
+        }
+    };
+}
+
 /// An executable template (`build`, `test`).
 macro_rules! script {
     ($language:literal, $path:literal) => {
@@ -289,15 +328,9 @@ const RUST: &[File] = &[
     script!("rust", "test"),
 ];
 
-/// `RUST` with a plugin that also offers resources and a prompt.
-const RUST_RESOURCES: &[File] = &[
-    template!("rust", "Cargo.toml"),
-    template!("rust", "src/lib-resources.rs", "src/lib.rs"),
-    template!("rust", "README.md"),
-    template!("rust", "gitignore", ".gitignore"),
-    script!("rust", "build"),
-    script!("rust", "test"),
-];
+/// What `--resources` makes of a Rust project: a plugin that also offers
+/// resources and a prompt (in place of `RUST`'s src/lib.rs).
+const RUST_RESOURCES: &[File] = &[template!("rust", "src/lib-resources.rs", "src/lib.rs")];
 
 const PYTHON: &[File] = &[
     template!("python", "app.py"),
@@ -317,6 +350,15 @@ const PYTHON: &[File] = &[
     shared!("wit/keyvalue/atomic.wit", "wit/deps/keyvalue/atomic.wit"),
     shared!("wit/keyvalue/batch.wit", "wit/deps/keyvalue/batch.wit"),
     shared!("wit/keyvalue/world.wit", "wit/deps/keyvalue/world.wit"),
+];
+
+/// What `--resources` makes of a Python project: app.py goes on with the
+/// classes `Resources`, `Prompts` and `Completion` (which make ./build pick
+/// the world plugin-full), serving what greetings.py holds.
+const PYTHON_RESOURCES: &[File] = &[
+    continued!("python", "app.py", "app-resources.py"),
+    template!("python", "greetings.py"),
+    template!("python", "test_greetings.py"),
 ];
 
 const JS: &[File] = &[
@@ -345,6 +387,14 @@ const JS: &[File] = &[
         "plugins/build-js.d/componentize.mjs",
         "toolchain/componentize.mjs"
     ),
+];
+
+/// What `--resources` makes of a JavaScript project, as `PYTHON_RESOURCES`:
+/// plugin.js goes on with `resources`, `prompts` and `completion`.
+const JS_RESOURCES: &[File] = &[
+    continued!("js", "plugin.js", "plugin-resources.js"),
+    template!("js", "greetings.js"),
+    template!("js", "greetings.test.js"),
 ];
 
 const C: &[File] = &[
@@ -406,18 +456,30 @@ const TS: &[File] = &[
     ),
 ];
 
-/// The files of a project, or `None` for a combination no template has.
-fn files(language: Language, offer: Offer) -> Option<&'static [File]> {
-    Some(match (language, offer) {
-        (Language::Rust, Offer::Tools) => RUST,
-        (Language::Rust, Offer::Resources) => RUST_RESOURCES,
-        (Language::Python, Offer::Tools) => PYTHON,
-        (Language::Js, Offer::Tools) => JS,
-        (Language::C, Offer::Tools) => C,
-        (Language::Ts, Offer::Tools) => TS,
-        (Language::Go, Offer::Tools) => GO,
+/// The files of a project, or `None` for a combination no template has:
+/// the language's, with those of the offer added (or in place of the file
+/// of the same path).
+fn files(language: Language, offer: Offer) -> Option<Vec<&'static File>> {
+    let (project, offered): (&[File], &[File]) = match (language, offer) {
+        (Language::Rust, Offer::Tools) => (RUST, &[]),
+        (Language::Rust, Offer::Resources) => (RUST, RUST_RESOURCES),
+        (Language::Python, Offer::Tools) => (PYTHON, &[]),
+        (Language::Python, Offer::Resources) => (PYTHON, PYTHON_RESOURCES),
+        (Language::Js, Offer::Tools) => (JS, &[]),
+        (Language::Js, Offer::Resources) => (JS, JS_RESOURCES),
+        (Language::C, Offer::Tools) => (C, &[]),
+        (Language::Ts, Offer::Tools) => (TS, &[]),
+        (Language::Go, Offer::Tools) => (GO, &[]),
         _ => return None,
-    })
+    };
+    let replaced = |file: &File| offered.iter().any(|offer| offer.path == file.path);
+    Some(
+        project
+            .iter()
+            .filter(|file| !replaced(file))
+            .chain(offered)
+            .collect(),
+    )
 }
 
 /// A project that [`create`] wrote.
@@ -537,7 +599,7 @@ pub fn create(
         });
     }
     let substitutions = substitutions(name, &sdk, origin.corral.as_deref());
-    if let Err(err) = write_files(&dir, files, &substitutions) {
+    if let Err(err) = write_files(&dir, &files, &substitutions) {
         // The folder is ours: create_dir made it just now.
         let _ = fs::remove_dir_all(&dir);
         return Err(err);
@@ -611,7 +673,7 @@ fn render(text: &str, substitutions: &[(&str, String)]) -> String {
 
 fn write_files(
     dir: &Path,
-    files: &[File],
+    files: &[&File],
     substitutions: &[(&str, String)],
 ) -> Result<(), ScaffoldError> {
     for file in files {
@@ -999,7 +1061,7 @@ mod tests {
     }
 
     #[test]
-    fn resources_come_in_rust_and_other_projects_are_told_how() {
+    fn resources_come_in_rust_and_python_and_other_projects_are_told_how() {
         let parent = tempfile::tempdir().unwrap();
         let given = Origin {
             sdk_path: Some(this_checkout().join("sdk-guest")),
@@ -1037,25 +1099,51 @@ mod tests {
         // The refusal says what does work, in that language.
         let said = err.to_string();
         assert!(
-            said.contains("corral new rust NAME --resources")
+            said.contains("only a Rust, Python or JavaScript project comes with resources")
+                && said.contains("corral new rust|python|js NAME --resources")
                 && said.contains("--world plugin-full"),
             "{said}"
         );
-        let said = create(
-            Language::Python,
-            "pydocs",
-            parent.path(),
-            &Origin::default(),
-            Offer::Resources,
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(
-            said.contains("a Python plugin offers them with `class Resources`")
-                && said.contains("plugins/python-glossary"),
-            "{said}"
-        );
         assert!(!parent.path().join("cdocs").exists());
+
+        // Python and JavaScript: the entry module goes on with what makes
+        // ./build pick plugin-full, and greetings.* holds what it serves.
+        for (language, entry, offers, files) in [
+            (
+                Language::Python,
+                "app.py",
+                [
+                    "\nclass Tools(exports.Tools):",
+                    "\nclass Resources(exports.Resources):",
+                ],
+                ["greetings.py", "test_greetings.py", "tool.py"],
+            ),
+            (
+                Language::Js,
+                "plugin.js",
+                ["\nexport const tools = ", "\nexport const resources = "],
+                ["greetings.js", "greetings.test.js", "tool.js"],
+            ),
+        ] {
+            let folder = tempfile::tempdir().unwrap();
+            let created = create(
+                language,
+                "my_docs",
+                folder.path(),
+                &Origin::default(),
+                Offer::Resources,
+            )
+            .unwrap();
+            let source = fs::read_to_string(created.dir.join(entry)).unwrap();
+            assert!(
+                offers.iter().all(|offer| source.contains(offer))
+                    && source.contains("my-docs://greetings/{language}"),
+                "{entry}: {source}"
+            );
+            for file in files {
+                assert!(created.dir.join(file).is_file(), "{language:?}: {file}");
+            }
+        }
     }
 
     #[test]

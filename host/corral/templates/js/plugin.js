@@ -1,6 +1,7 @@
 // {{name}}: a Corral plugin written in JavaScript, made a WebAssembly
 // component by componentize-js (./build). This module speaks the plugin
-// contract (wit/plugin.wit, world `plugin`); the tool itself is in tool.js.
+// contract (wit/plugin.wit: the world `plugin`, or the one ./build picks, see
+// README.md); the tool itself is in tool.js.
 
 import { log } from 'corral:plugin/host@0.3.0';
 import { checked } from './contract.js';

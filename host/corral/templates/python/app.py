@@ -1,6 +1,7 @@
 """{{name}}: a Corral plugin written in Python, made a WebAssembly component by
 componentize-py (./build). This module speaks the plugin contract
-(wit/plugin.wit, world `plugin`); the tool itself is in tool.py.
+(wit/plugin.wit: the world `plugin`, or the one ./build picks, see
+README.md); the tool itself is in tool.py.
 
 Import every module at the top of a file: componentize-py keeps what was
 imported while it built the component.
