@@ -285,18 +285,26 @@ fn python_with_resources() {
     serves_greetings(&project, "docs_py");
 }
 
-/// `corral new js NAME --resources`: ./test runs greetings.test.js, and
-/// the plugin serves its resources, prompt and completion.
+/// `corral new js|ts NAME --resources`: ./test runs greetings.test.*,
+/// and the plugin serves its resources, prompt and completion (in
+/// TypeScript typed by the world plugin-full's declarations, which tsc
+/// checks when ./build compiles).
 #[test]
-fn js_with_resources() {
-    let (_parent, project) = scaffold_builds_and_serves("js", "docs_js", &["--resources"]);
-    let tested = run("js ./test (resources)", &mut script(&project, "test"), true);
-    let said = String::from_utf8_lossy(&tested.stdout);
-    assert!(
-        said.contains("# pass 5") && said.contains("# fail 0"),
-        "{said}"
-    );
-    serves_greetings(&project, "docs_js");
+fn js_and_typescript_with_resources() {
+    for (language, name) in [("js", "docs_js"), ("ts", "docs_ts")] {
+        let (_parent, project) = scaffold_builds_and_serves(language, name, &["--resources"]);
+        let tested = run(
+            &format!("{language} ./test (resources)"),
+            &mut script(&project, "test"),
+            true,
+        );
+        let said = String::from_utf8_lossy(&tested.stdout);
+        assert!(
+            said.contains("# pass 5") && said.contains("# fail 0"),
+            "{said}"
+        );
+        serves_greetings(&project, name);
+    }
 }
 
 /// The `--resources` project NAME, built: the world `plugin-full` (its
@@ -390,8 +398,9 @@ fn serves_greetings(project: &Path, name: &str) {
     assert!(project.join(format!("{name}.wasm")).is_file());
 }
 
-/// `--resources` is for Rust, Python and JavaScript only so far: a C project is refused with how a
-/// C plugin offers resources (the world plugin-full), and nothing is written.
+/// `--resources` is for Rust, Python, JavaScript and TypeScript only so
+/// far: a C project is refused with how a C plugin offers resources (the
+/// world plugin-full), and nothing is written.
 #[test]
 fn c_has_no_resources_template() {
     let parent = tempfile::tempdir().unwrap();
@@ -405,7 +414,7 @@ fn c_has_no_resources_template() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains(
-            "--resources: only a Rust, Python or JavaScript project comes with resources"
+            "--resources: only a Rust, Python, JavaScript or TypeScript project comes with resources"
         ) && stderr.contains("a C plugin offers them by exporting the world plugin-full"),
         "{stderr}"
     );

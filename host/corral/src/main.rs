@@ -166,8 +166,9 @@ enum Authoring {
         /// corral-sdk 0.1 from crates.io when that checkout is gone.
         #[arg(long, env = "CORRAL_SDK_PATH", value_name = "PATH")]
         sdk_path: Option<PathBuf>,
-        /// Rust, Python and JavaScript, so far: the plugin also offers a
-        /// resource, a resource template and a prompt, with completion.
+        /// Rust, Python, JavaScript and TypeScript, so far: the plugin also
+        /// offers a resource, a resource template and a prompt, with
+        /// completion.
         #[arg(long)]
         resources: bool,
     },

@@ -65,18 +65,13 @@ impl Language {
     /// a `--resources` template.
     fn how_it_offers_resources(self) -> &'static str {
         match self {
-            Language::Rust => "with the SDK's Resource, ResourceTemplate and Prompt builders",
-            Language::Python => {
-                "with `class Resources` and `class Prompts` in app.py, as the example \
-                 plugins/python-glossary does"
-            }
-            Language::Js | Language::Ts => {
-                "with `export const resources` and `prompts` in its plugin module, as the example \
-                 plugins/js-checklists does"
-            }
             Language::C | Language::Go => {
                 "by exporting the world plugin-full (`corral bindings c|go OUT --world plugin-full`, \
                  and the same --world to `corral componentize`)"
+            }
+            // These have a template (`files`), so no refusal names them.
+            Language::Rust | Language::Python | Language::Js | Language::Ts => {
+                "as its --resources template shows"
             }
         }
     }
@@ -88,7 +83,7 @@ pub enum Offer {
     /// One tool (`corral new`).
     Tools,
     /// The tool, a resource, a resource template and a prompt with
-    /// completion (`corral new rust|python|js NAME --resources`).
+    /// completion (`corral new rust|python|js|ts NAME --resources`).
     Resources,
 }
 
@@ -397,6 +392,14 @@ const JS_RESOURCES: &[File] = &[
     template!("js", "greetings.test.js"),
 ];
 
+/// What `--resources` makes of a TypeScript project, as `JS_RESOURCES`,
+/// typed by the world plugin-full's declarations.
+const TS_RESOURCES: &[File] = &[
+    continued!("ts", "plugin.ts", "plugin-resources.ts"),
+    template!("ts", "greetings.ts"),
+    template!("ts", "greetings.test.ts"),
+];
+
 const C: &[File] = &[
     template!("c", "src/plugin.c"),
     template!("c", "src/greeting.c"),
@@ -469,6 +472,7 @@ fn files(language: Language, offer: Offer) -> Option<Vec<&'static File>> {
         (Language::Js, Offer::Resources) => (JS, JS_RESOURCES),
         (Language::C, Offer::Tools) => (C, &[]),
         (Language::Ts, Offer::Tools) => (TS, &[]),
+        (Language::Ts, Offer::Resources) => (TS, TS_RESOURCES),
         (Language::Go, Offer::Tools) => (GO, &[]),
         _ => return None,
     };
@@ -1045,19 +1049,6 @@ mod tests {
         let ignored = fs::read_to_string(created.dir.join(".gitignore")).unwrap();
         assert_eq!(ignored, "/greet_ts.wasm\n/.build/\n/types/\n");
         assert!(created.next_steps().contains("a TypeScript plugin"));
-        let err = create(
-            Language::Ts,
-            "tsdocs",
-            parent.path(),
-            &Origin::default(),
-            Offer::Resources,
-        )
-        .unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("a TypeScript plugin offers them with `export const resources`"),
-            "{err}"
-        );
     }
 
     #[test]
@@ -1099,15 +1090,17 @@ mod tests {
         // The refusal says what does work, in that language.
         let said = err.to_string();
         assert!(
-            said.contains("only a Rust, Python or JavaScript project comes with resources")
-                && said.contains("corral new rust|python|js NAME --resources")
+            said.contains(
+                "only a Rust, Python, JavaScript or TypeScript project comes with resources"
+            ) && said.contains("corral new rust|python|js|ts NAME --resources")
                 && said.contains("--world plugin-full"),
             "{said}"
         );
         assert!(!parent.path().join("cdocs").exists());
 
-        // Python and JavaScript: the entry module goes on with what makes
-        // ./build pick plugin-full, and greetings.* holds what it serves.
+        // Python, JavaScript and TypeScript: the entry module goes on with
+        // what makes ./build pick plugin-full, and greetings.* holds what it
+        // serves.
         for (language, entry, offers, files) in [
             (
                 Language::Python,
@@ -1123,6 +1116,12 @@ mod tests {
                 "plugin.js",
                 ["\nexport const tools = ", "\nexport const resources = "],
                 ["greetings.js", "greetings.test.js", "tool.js"],
+            ),
+            (
+                Language::Ts,
+                "plugin.ts",
+                ["\nexport const tools: ", "\nexport const resources: "],
+                ["greetings.ts", "greetings.test.ts", "tool.ts"],
             ),
         ] {
             let folder = tempfile::tempdir().unwrap();

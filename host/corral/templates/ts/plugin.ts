@@ -1,6 +1,7 @@
 // {{name}}: a Corral plugin written in TypeScript, made a WebAssembly
 // component by componentize-js (./build). This module speaks the plugin
-// contract (wit/plugin.wit, world `plugin`), typed by the declarations
+// contract (wit/plugin.wit: the world `plugin`, or the one ./build picks, see
+// README.md), typed by the declarations
 // ./build generates from it into types/ (`jco guest-types`); the tool
 // itself is in tool.ts.
 
