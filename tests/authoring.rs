@@ -378,16 +378,7 @@ fn serves_greetings(project: &Path, name: &str) {
 
     // No world has resources with [state]: ./build says so and keeps the
     // component it built before.
-    std::fs::write(
-        project.join(format!("{name}.toml")),
-        "[state]\nbuckets = [\"default\"]\n",
-    )
-    .unwrap();
-    let refused = run(
-        &format!("{name} ./build (resources and state)"),
-        &mut script(project, "build"),
-        false,
-    );
+    let refused = build_with_state(project, name, false);
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(
         said.contains(&format!(
@@ -527,18 +518,24 @@ export const tools = checked({
 /// Grants `[state]` in the project's manifest and builds it: against the
 /// world `plugin-with-state`.
 fn builds_with_state(project: &Path, name: &str) {
+    let built = build_with_state(project, name, true);
+    let said = String::from_utf8_lossy(&built.stderr);
+    assert!(said.contains("world plugin-with-state"), "{said}");
+}
+
+/// Grants `[state]` in the project's manifest and runs its ./build, which
+/// must succeed or fail as `succeeds` says.
+fn build_with_state(project: &Path, name: &str, succeeds: bool) -> Output {
     std::fs::write(
         project.join(format!("{name}.toml")),
         "[state]\nbuckets = [\"default\"]\n",
     )
     .unwrap();
-    let built = run(
+    run(
         &format!("{name} ./build (with state)"),
         &mut script(project, "build"),
-        true,
-    );
-    let said = String::from_utf8_lossy(&built.stderr);
-    assert!(said.contains("world plugin-with-state"), "{said}");
+        succeeds,
+    )
 }
 
 /// Calls the `visits` tool twice with a store of the project's own: it
