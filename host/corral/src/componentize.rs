@@ -26,7 +26,7 @@ pub const REACTOR: &[u8] = WASI_SNAPSHOT_PREVIEW1_REACTOR_ADAPTER;
 
 /// A component from `core`. Its type information (which world it
 /// implements) comes from the module itself when it carries some, as a C
-/// module linked with the bindings' `WORLD_component_type.o` does;
+/// module linked with the bindings' `plugin_component_type.o` does;
 /// otherwise `contract`'s world is embedded first (Go, whose linker cannot
 /// take that object).
 pub fn componentize(mut core: Vec<u8>, contract: &Contract) -> Result<Vec<u8>> {

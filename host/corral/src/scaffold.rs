@@ -60,21 +60,6 @@ impl Language {
             Language::Go => "Go",
         }
     }
-
-    /// How a plugin in this language offers resources and prompts without
-    /// a `--resources` template.
-    fn how_it_offers_resources(self) -> &'static str {
-        match self {
-            Language::C | Language::Go => {
-                "by exporting the world plugin-full (`corral bindings c|go OUT --world plugin-full`, \
-                 and the same --world to `corral componentize`)"
-            }
-            // These have a template (`files`), so no refusal names them.
-            Language::Rust | Language::Python | Language::Js | Language::Ts => {
-                "as its --resources template shows"
-            }
-        }
-    }
 }
 
 /// What a new project's plugin offers.
@@ -180,15 +165,17 @@ impl fmt::Display for ScaffoldError {
                     .filter_map(clap::ValueEnum::to_possible_value)
                     .map(|value| value.get_name().to_owned())
                     .collect();
+                // The languages without a template (C and Go) use bindings.
                 write!(
                     f,
                     "--resources: only a {} project comes with resources and prompts so far \
-                     (`corral new {} NAME --resources`); a {} plugin offers them {} \
-                     (docs/plugins.md, \"Resources, prompts and completion\")",
+                     (`corral new {} NAME --resources`); a {} plugin offers them by exporting \
+                     the world plugin-full (`corral bindings c|go OUT --world plugin-full`, and \
+                     the same --world to `corral componentize`; docs/plugins.md, \"Resources, \
+                     prompts and completion\")",
                     either(&titles),
                     commands.join("|"),
                     language.title(),
-                    language.how_it_offers_resources()
                 )
             }
             ScaffoldError::Io { path, source } => {
@@ -1052,7 +1039,7 @@ mod tests {
     }
 
     #[test]
-    fn resources_come_in_rust_and_python_and_other_projects_are_told_how() {
+    fn resources_come_in_four_languages_and_c_and_go_are_told_how() {
         let parent = tempfile::tempdir().unwrap();
         let given = Origin {
             sdk_path: Some(this_checkout().join("sdk-guest")),
