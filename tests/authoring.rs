@@ -62,7 +62,7 @@ fn run(what: &str, command: &mut Command, expect_success: bool) -> Output {
 /// runs. No `corral` is on its PATH and CORRAL is unset: a C project's build
 /// must find the corral that wrote it by itself.
 fn script(project: &Path, name: &str) -> Command {
-    let mut command = Command::new(project.join(name));
+    let mut command = support::user_command(project.join(name));
     command
         .current_dir(project)
         .env("CORRAL_TOOLCHAINS", target_dir().join("toolchains"))

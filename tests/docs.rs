@@ -796,7 +796,7 @@ fn the_marked_command_blocks_run() {
         };
         let mut stdout = String::new();
         for command in block.commands() {
-            let output = Command::new("timeout")
+            let output = support::user_command("timeout")
                 .arg(COMMAND_TIMEOUT_SECONDS.to_string())
                 .args(["bash", "-c", &command])
                 .current_dir(scratch.path())

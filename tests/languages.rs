@@ -836,7 +836,7 @@ fn the_typescript_example_unit_tests_pass_on_node() {
 fn the_typescript_types_of_every_world_compile() {
     support::all_plugins_dir();
     let root = support::repo_root();
-    let node = Command::new(root.join("plugins/build-js"))
+    let node = support::user_command(root.join("plugins/build-js"))
         .arg("--toolchain-only")
         .output()
         .expect("plugins/build-js --toolchain-only");

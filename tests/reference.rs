@@ -64,7 +64,7 @@ fn python_plugins() -> PathBuf {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
         std::fs::create_dir_all(target_dir()).unwrap();
-        let output = Command::new("flock")
+        let output = support::user_command("flock")
             .arg(target_dir().join(".plugins-build.lock"))
             .arg(repo_root().join("plugins/build-python"))
             .output()

@@ -23,13 +23,44 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
+/// A command for `program` (a script of the repository, a project's
+/// `./build`) with the environment of the shell a user runs it from: without
+/// the variables cargo sets for a running test (CARGO_MANIFEST_DIR,
+/// CARGO_PKG_NAME, ...). A `cargo build` underneath would otherwise see them:
+/// ring's build script reruns when they change, and with it rustls, reqwest
+/// and corral are compiled again, and every plugin built by the new binary
+/// is rebuilt (minutes, twice: again when the next plain `cargo build` sees
+/// them gone).
+pub fn user_command(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut command = Command::new(program);
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        if name.starts_with("CARGO_PKG_")
+            || [
+                "CARGO_MANIFEST_DIR",
+                "CARGO_MANIFEST_PATH",
+                "CARGO_CRATE_NAME",
+                "CARGO_BIN_NAME",
+                "CARGO_PRIMARY_PACKAGE",
+                "CARGO_TARGET_TMPDIR",
+                "CARGO_RUSTC_CURRENT_DIR",
+                "OUT_DIR",
+            ]
+            .contains(&name)
+        {
+            command.env_remove(name);
+        }
+    }
+    command
+}
+
 /// Runs a setup script (a path from the repository's root, such as
 /// `tests/clients/setup-python`) that installs what a test needs under the
 /// target folder (never system packages: see [`system_program`]), and returns
 /// the lines it prints: the paths to run it from. Fails with the script's
 /// stderr.
 pub fn run_setup(script: &str) -> Vec<String> {
-    let output = Command::new(repo_root().join(script))
+    let output = user_command(repo_root().join(script))
         .output()
         .unwrap_or_else(|err| panic!("running {script}: {err}"));
     assert!(
@@ -95,7 +126,7 @@ pub const RUST_EXAMPLES: [&str; 4] = ["calc", "sketch", "textstats", "ticker"];
 pub fn all_plugins_dir() -> PathBuf {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let status = Command::new(repo_root().join("plugins/build"))
+        let status = user_command(repo_root().join("plugins/build"))
             .current_dir(repo_root())
             .stdout(Stdio::null())
             .status()
