@@ -1281,40 +1281,46 @@ fn go_calls_tool_errors_logs_and_progress() {
     assert_eq!(none["structuredContent"]["matching"], json!([]), "{none}");
 }
 
-/// The traps of upstream Go in a component, with the memory limit nearly
-/// reached. The arguments of a call are written into the plugin's memory
-/// through `cabi_realloc`; a large one makes the Go runtime collect garbage
-/// there, and its collector reads the clock, an import call that the
-/// component model forbids inside `cabi_realloc` (a trap, "cannot leave
-/// component instance") unless the preview1 adapter answers it from a
-/// paused clock, as the host's adapter (wasmtime 48) and the bindings do.
-/// A list of 300,000 versions (3.4 MB of arguments, a peak of about 36 MiB
-/// in the plugin) under a 44 MiB limit: every call answers right, again
-/// and again (each in a fresh instance: goroutines and the heap never
-/// outlive a call); twice the list is refused with the memory limit's own
-/// message, and the next call is right again.
-#[test]
-fn a_go_plugin_near_its_memory_limit_answers_right() {
+/// "A.B.C" for A, B and C counted up from 0.0.0, C and B each to 99: the
+/// first `count` versions in precedence order.
+fn numbered_versions(count: usize) -> Vec<String> {
+    (0..count)
+        .map(|i| format!("{}.{}.{}", i / 10_000, (i / 100) % 100, i % 100))
+        .collect()
+}
+
+/// A Go plugin's server, with `manifest` beside the component.
+fn go_semver_server(manifest: &str) -> (tempfile::TempDir, Server) {
     let folder = support::folder_with(&[("go-semver.wasm", &support::example("go-semver"))]);
-    support::write_file(
-        folder.path(),
-        "go-semver.toml",
-        "[limits]\nmemory = \"44 MiB\"\n",
-    );
+    support::write_file(folder.path(), "go-semver.toml", manifest);
     let mut server = Server::start_with(folder.path(), &["--no-watch"]);
     server.initialize(REVISION);
     let listed = server.send_request("tools/list", json!({}));
     server.response_within(&listed, FIRST_LOAD_BOUND);
+    (folder, server)
+}
 
-    // "A.B.C" for A in 0..30, B and C in 0..100: 300,000 versions, of which
+/// The traps of upstream Go in a component, with large arguments. The
+/// arguments of a call are written into the plugin's memory through
+/// `cabi_realloc`; a large one makes the Go runtime collect garbage there,
+/// and its collector reads the clock, an import call that the component
+/// model forbids inside `cabi_realloc` (a trap, "cannot leave component
+/// instance") unless the preview1 adapter answers it from a paused clock,
+/// as the host's adapter (wasmtime 48) and the bindings do. A list of
+/// 300,000 versions (3.4 MB of arguments; the plugin peaks near 36 MiB on
+/// an idle machine) under the default limits: every call answers right,
+/// again and again, each in a fresh instance (goroutines and the heap never
+/// outlive a call).
+///
+/// No limit close above that peak: the collector paces itself by the
+/// clock, and on a busy machine the same call has peaked past 56 MiB (a CI
+/// run saw it pass 44 MiB). The limit has its own test below.
+#[test]
+fn a_go_plugin_given_large_arguments_answers_right() {
+    let (_folder, mut server) = go_semver_server("");
+    let large = numbered_versions(300_000);
     // 3.0.0 up to 4.99.99 match.
-    let versions = |count: usize| -> Vec<String> {
-        (0..count)
-            .map(|i| format!("{}.{}.{}", i / 10_000, (i / 100) % 100, i % 100))
-            .collect()
-    };
-    let large = versions(300_000);
-    let check = |server: &mut Server, call: usize| {
+    for call in 0..4 {
         let result = server.call(
             "semver_match",
             json!({ "versions": large, "constraint": ">=3.0.0, <5" }),
@@ -1335,20 +1341,43 @@ fn a_go_plugin_near_its_memory_limit_answers_right() {
         assert_eq!(matching[19_999], "4.99.99", "call {call}");
         // In precedence order: 3.0.10 after 3.0.9, not after 3.0.1.
         assert_eq!(matching[10], "3.0.10", "call {call}");
-    };
-    for call in 0..4 {
-        check(&mut server, call);
     }
+    let stderr = server.stderr();
+    assert!(
+        !stderr.contains("cannot leave component instance"),
+        "{stderr}"
+    );
+}
+
+/// A Go plugin held below what a call needs: 300,000 versions under a
+/// 24 MiB limit (the call peaks near 36 MiB, and never lower: the list and
+/// the versions parsed from it are live to the end) fail with the memory
+/// limit's own message, not a crash, and the next call, with 1,000
+/// versions, is answered right by a fresh instance.
+#[test]
+fn a_go_plugin_past_its_memory_limit_fails_with_the_limit_and_recovers() {
+    let (_folder, mut server) = go_semver_server("[limits]\nmemory = \"24 MiB\"\n");
     let too_large = server.call(
         "semver_match",
-        json!({ "versions": versions(600_000), "constraint": ">=3.0.0, <5" }),
+        json!({ "versions": numbered_versions(300_000), "constraint": ">=3.0.0, <5" }),
     );
     assert_eq!(too_large["isError"], true, "{too_large}");
     assert!(
-        first_text(&too_large).contains("memory limit 44 MiB reached"),
+        first_text(&too_large).contains("memory limit 24 MiB reached"),
         "{too_large}"
     );
-    check(&mut server, 4);
+    // 0.5.0 up to 0.6.99 match.
+    let small = server.call(
+        "semver_match",
+        json!({ "versions": numbered_versions(1_000), "constraint": ">=0.5.0, <0.7" }),
+    );
+    assert_eq!(small["isError"], false, "{}", first_text(&small));
+    let structured = &small["structuredContent"];
+    assert_eq!(structured["checked"], 1_000, "{small}");
+    assert_eq!(structured["highest"], "0.6.99", "{small}");
+    let matching = structured["matching"].as_array().unwrap();
+    assert_eq!(matching.len(), 200, "{small}");
+    assert_eq!(matching[0], "0.5.0", "{small}");
     let stderr = server.stderr();
     assert!(
         !stderr.contains("cannot leave component instance"),
