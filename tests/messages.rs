@@ -95,6 +95,58 @@ fn a_core_module_is_named_as_one_with_the_command_that_fixes_it_and_fails_list()
     assert!(output.status.success(), "{}", stderr(&output));
 }
 
+/// A file that is not WebAssembly at all (text, a download's error page, an
+/// empty file) is told in one line by `list`, `call` and `serve`, where the
+/// parser's own message ran over a dozen lines of pretty-printed bytes.
+#[test]
+fn a_file_that_is_not_a_component_is_reported_in_one_line() {
+    const ONE_LINE: &str =
+        "not a valid WebAssembly component: it does not start with the wasm magic bytes (\\0asm)";
+    let dir = folder_with(&[("calc.wasm", &example("calc"))]);
+    std::fs::write(
+        dir.path().join("notes.wasm"),
+        "# my notes\nnot wasm at all\n",
+    )
+    .unwrap();
+
+    let output = corral(&["list"], dir.path());
+    let text = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|line| line.contains(ONE_LINE))
+        .collect();
+    assert!(
+        lines.len() == 1 && lines[0].contains("notes.wasm"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("0x61") && !text.contains("magic header"),
+        "{text}"
+    );
+
+    let output = corral_call(dir.path(), "off", &["note", "{}"]);
+    let text = stderr(&output);
+    assert!(
+        text.contains(&format!("  notes.wasm: {ONE_LINE}")) && !text.contains("0x61"),
+        "{text}"
+    );
+
+    // Served, the other plugins answer and the log says it once, in a line.
+    let mut server = Server::initialized(dir.path(), "2025-11-25");
+    let tools = server.request("tools/list", json!({}));
+    assert!(
+        tools["result"]["tools"].to_string().contains("\"add\""),
+        "{tools}"
+    );
+    support::wait_for_stderr(&server, ONE_LINE, 1);
+    let log = server.stderr();
+    assert!(
+        !log.contains("0x61") && !log.contains("magic header"),
+        "{log}"
+    );
+}
+
 #[test]
 fn an_unknown_tool_on_the_command_line_suggests_the_served_names() {
     let dir = two_calcs();

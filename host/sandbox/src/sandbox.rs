@@ -393,13 +393,8 @@ impl Sandbox {
     /// Compiles a component, through the compile cache when the options
     /// name one. CPU-heavy on a miss: call it off the async runtime.
     pub fn compile(&self, bytes: &[u8]) -> Result<Component> {
-        if is_core_module(bytes) {
-            anyhow::bail!(
-                "it is a core WebAssembly module, not a component: make it one with \
-                 `corral componentize MODULE.wasm COMPONENT.wasm` (it adapts WASI preview 1 \
-                 and embeds the world `plugin` unless the module carries its own; `--world` \
-                 names another)"
-            );
+        if let Some(problem) = not_a_component(bytes) {
+            anyhow::bail!(problem);
         }
         match &self.options.cache {
             Some(cache) => cache.compile(&self.engine, bytes),
@@ -705,8 +700,41 @@ fn without_advice(stderr: String) -> String {
 /// Whether `bytes` are a core WebAssembly module (binary format version 1)
 /// rather than a component (the same magic number, then a version and
 /// layer of their own).
-fn is_core_module(bytes: &[u8]) -> bool {
-    bytes.starts_with(b"\0asm\x01\0\0\0")
+/// Why `bytes` cannot be a component, read from its 8-byte header: one line
+/// an author can act on (its callers say "not a valid WebAssembly component"
+/// before it). The parser says it too, but over a dozen lines of
+/// pretty-printed byte arrays ("magic header not detected: bad magic number -
+/// expected=[ 0x0, 0x61, ...") that `corral call` and `serve` would print.
+fn not_a_component(bytes: &[u8]) -> Option<String> {
+    const MAGIC: &[u8] = b"\0asm";
+    const CORE_MODULE: &[u8] = b"\x01\0\0\0";
+    const COMPONENT: &[u8] = b"\x0d\0\x01\0";
+    if bytes.is_empty() {
+        return Some("the file is empty".into());
+    }
+    if !bytes.starts_with(MAGIC) {
+        return Some("it does not start with the wasm magic bytes (\\0asm)".into());
+    }
+    let header = bytes.get(4..8).unwrap_or(&bytes[4..]);
+    if header == CORE_MODULE {
+        return Some(
+            "it is a core WebAssembly module, not a component: make it one with \
+             `corral componentize MODULE.wasm COMPONENT.wasm` (it adapts WASI preview 1 \
+             and embeds the world `plugin` unless the module carries its own; `--world` \
+             names another)"
+                .into(),
+        );
+    }
+    if header != COMPONENT {
+        let hex: Vec<String> = header.iter().map(|byte| format!("{byte:02x}")).collect();
+        return Some(format!(
+            "after the wasm magic bytes comes version `{}`, \
+             where a component has `0d 00 01 00` (a file cut short, or an encoding this host \
+             does not read)",
+            hex.join(" ")
+        ));
+    }
+    None
 }
 
 /// Per-call state inside a store.
@@ -1021,6 +1049,33 @@ fn truncate_utf8(text: &mut String, max: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_that_is_not_a_component_is_told_in_one_line() {
+        let cases: [(&[u8], &str); 5] = [
+            (b"", "the file is empty"),
+            (
+                b"hello, I am text\n",
+                "it does not start with the wasm magic bytes (\\0asm)",
+            ),
+            (
+                b"\0asm\x01\0\0\0",
+                "it is a core WebAssembly module, not a component",
+            ),
+            (
+                b"\0asm\x0e\0\x01\0",
+                "after the wasm magic bytes comes version `0e 00 01 00`",
+            ),
+            (b"\0as", "it does not start with the wasm magic bytes"),
+        ];
+        for (bytes, expected) in cases {
+            let problem = not_a_component(bytes).unwrap();
+            assert!(problem.contains(expected), "{bytes:?}: {problem}");
+            assert!(!problem.contains('\n'), "{bytes:?}: {problem}");
+        }
+        assert_eq!(not_a_component(b"\0asm\x0d\0\x01\0"), None);
+        assert_eq!(not_a_component(b"\0asm\x0d\0\x01\0 and sections"), None);
+    }
 
     #[test]
     fn advice_the_sandbox_cannot_follow_is_left_out() {
