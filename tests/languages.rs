@@ -201,13 +201,22 @@ fn assert_text(result: &Value, text: &str) {
 }
 
 /// Asserts a successful call with exactly `structured` as its structured
-/// content and the same JSON as its text (for clients that ignore it).
+/// content and the same JSON as its text (for clients that ignore it),
+/// once: the plugin writes that text, and the host adds no copy of it.
 fn assert_structured(result: &Value, structured: &Value) {
     assert_eq!(result["isError"], false, "{result}");
     assert_eq!(&result["structuredContent"], structured, "{result}");
-    let mirrored: Value = serde_json::from_str(first_text(result))
+    let text: Value = serde_json::from_str(first_text(result))
         .unwrap_or_else(|err| panic!("the text is not the structured JSON ({err}): {result}"));
-    assert_eq!(&mirrored, structured, "{result}");
+    assert_eq!(&text, structured, "{result}");
+    let copies = result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|item| item["text"].as_str())
+        .filter(|text| serde_json::from_str::<Value>(text).ok().as_ref() == Some(structured))
+        .count();
+    assert_eq!(copies, 1, "{result}");
 }
 
 /// Asserts a tool execution error reported by the plugin itself (not a

@@ -166,8 +166,10 @@ fn calls_carry_result_type() {
     );
     assert_eq!(stats["resultType"], "complete", "{stats}");
     assert_eq!(stats["structuredContent"]["words"], 4, "{stats}");
-    let mirrored: Value = serde_json::from_str(first_text(&stats)).unwrap();
-    assert_eq!(mirrored, stats["structuredContent"]);
+    // The plugin's own text is that JSON: the host adds no second copy.
+    let text: Value = serde_json::from_str(first_text(&stats)).unwrap();
+    assert_eq!(text, stats["structuredContent"]);
+    assert_eq!(stats["content"].as_array().unwrap().len(), 1, "{stats}");
 
     // Tool execution errors are results too.
     let failed = server.modern_result(

@@ -70,9 +70,11 @@ fn structured_content_with_its_output_schema() {
     assert_eq!(structured["words"], 6, "{result}");
     assert_eq!(structured["sentences"], 3, "{result}");
     assert_eq!(structured["top_words"][0]["word"], "fish", "{result}");
-    // The same JSON as text, for clients that ignore structuredContent.
-    let mirrored: Value = serde_json::from_str(first_text(&result)).unwrap();
-    assert_eq!(&mirrored, structured);
+    // The SDK's `Json` writes the same JSON as the text, for clients that
+    // ignore structuredContent; the host adds no second copy.
+    let text: Value = serde_json::from_str(first_text(&result)).unwrap();
+    assert_eq!(&text, structured);
+    assert_eq!(result["content"].as_array().unwrap().len(), 1, "{result}");
 
     let mut old = Server::initialized(&plugins_dir(), "2025-03-26");
     let result = old.call("analyze_text", json!({ "text": "a b" }));
@@ -215,34 +217,136 @@ fn structured_content_that_is_not_an_object_is_structured_only_in_2026_07_28() {
     assert_eq!(result["isError"], false, "{result}");
 }
 
+/// The counts every tool of tests/plugins/structured answers.
+fn counts() -> Value {
+    json!({ "items": 3, "done": 2 })
+}
+
+/// The text items of a result, as their texts.
+fn texts(result: &Value) -> Vec<&str> {
+    result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|item| item["type"] == "text")
+        .map(|item| item["text"].as_str().unwrap())
+        .collect()
+}
+
+/// What each tool of tests/plugins/structured answers as text, in every
+/// revision, with or without a manifest's `mirror-structured`.
+fn structured_fixture_texts(mirror_structured: bool) -> [(&'static str, Vec<&'static str>); 4] {
+    const JSON: &str = r#"{"done":2,"items":3}"#;
+    let summary = if mirror_structured {
+        vec!["2 of 3 items done", JSON]
+    } else {
+        vec!["2 of 3 items done"]
+    };
+    [
+        ("summary", summary),
+        ("as_json", vec![r#"{ "items": 3, "done": 2 }"#]),
+        ("bare", vec![JSON]),
+        ("pictured", vec![JSON]),
+    ]
+}
+
+/// Calls every tool of tests/plugins/structured served from `dir` in the
+/// oldest and newest legacy revisions and the stateless one, and checks
+/// their texts against [`structured_fixture_texts`].
+fn check_structured_fixture(dir: &std::path::Path, mirror_structured: bool) {
+    let expected = structured_fixture_texts(mirror_structured);
+    for revision in ["2024-11-05", "2025-11-25"] {
+        let mut server = Server::initialized(dir, revision);
+        for (tool, texts_wanted) in &expected {
+            let result = server.call(tool, json!({}));
+            assert_eq!(result["isError"], false, "{tool}: {result}");
+            assert_eq!(&texts(&result), texts_wanted, "{revision} {tool}: {result}");
+            let structured = (revision == "2025-11-25").then(counts);
+            assert_eq!(
+                result.get("structuredContent").cloned(),
+                structured,
+                "{revision} {tool}: {result}"
+            );
+        }
+        // The image stays, first, with the JSON after it.
+        let pictured = server.call("pictured", json!({}));
+        assert_eq!(pictured["content"][0]["type"], "image", "{pictured}");
+        assert_eq!(pictured["content"].as_array().unwrap().len(), 2);
+    }
+    let mut modern = Server::start(dir);
+    for (tool, texts_wanted) in &expected {
+        let result = modern.modern_result("tools/call", json!({ "name": tool, "arguments": {} }));
+        assert_eq!(&texts(&result), texts_wanted, "2026-07-28 {tool}: {result}");
+        assert_eq!(result["structuredContent"], counts(), "{tool}: {result}");
+    }
+}
+
 #[test]
-fn structured_content_reaches_every_revision_as_json_text() {
-    // c-hash answers a sentence and structured content: the JSON follows
-    // the sentence, so no field (`base64` here) is lost to older clients.
-    let dir = folder_with(&[("c-hash.wasm", &example("c-hash"))]);
+fn structured_content_is_added_as_json_text_only_to_a_result_without_text() {
+    // A result with text of its own (a sentence, or the JSON itself) is sent
+    // as the plugin wrote it, in every revision: the model is not shown the
+    // same data twice. One without text gets the JSON as its text.
+    let dir = folder_with(&[("structured.wasm", &fixture("structured"))]);
+    check_structured_fixture(dir.path(), false);
+}
+
+#[test]
+fn a_manifest_keeps_the_json_text_beside_the_plugins_own() {
+    // `[results] mirror-structured = true`: every structured result holds
+    // its JSON as text, once: not after text that already is that JSON, and
+    // not twice in a result that had no text.
+    let dir = folder_with(&[("structured.wasm", &fixture("structured"))]);
+    support::write_file(
+        dir.path(),
+        "structured.toml",
+        "[results]\nmirror-structured = true\n",
+    );
+    check_structured_fixture(dir.path(), true);
+}
+
+#[test]
+fn a_sentence_with_structured_content_reaches_older_clients_as_itself() {
+    // c-hash answers a sentence and structured content: older clients get
+    // the sentence, as the plugin wrote it for them; with the manifest's
+    // switch, the JSON follows it, so no field (`base64` here) is lost to
+    // them.
     let structured = json!({
         "algorithm": "SHA-256",
         "hex": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
         "base64": "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0=",
         "byte_length": 3,
     });
-    for revision in ["2024-11-05", "2025-11-25"] {
-        let mut server = Server::initialized(dir.path(), revision);
-        let result = server.call("sha256_hash", json!({ "data": "abc" }));
-        let content = result["content"].as_array().unwrap();
-        assert_eq!(content.len(), 2, "{revision}: {result}");
-        assert!(
-            first_text(&result).starts_with("SHA-256 of 3 bytes"),
-            "{result}"
-        );
-        let json: Value = serde_json::from_str(content[1]["text"].as_str().unwrap()).unwrap();
-        assert_eq!(json, structured, "{revision}: {result}");
-        let expected = (revision == "2025-11-25").then(|| structured.clone());
-        assert_eq!(
-            result.get("structuredContent").cloned(),
-            expected,
-            "{result}"
-        );
+    let sentence =
+        "SHA-256 of 3 bytes: ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+    let dir = folder_with(&[("c-hash.wasm", &example("c-hash"))]);
+    for mirror_structured in [false, true] {
+        if mirror_structured {
+            support::write_file(
+                dir.path(),
+                "c-hash.toml",
+                "[results]\nmirror-structured = true\n",
+            );
+        }
+        for revision in ["2024-11-05", "2025-11-25"] {
+            let mut server = Server::initialized(dir.path(), revision);
+            let result = server.call("sha256_hash", json!({ "data": "abc" }));
+            let content = result["content"].as_array().unwrap();
+            assert_eq!(first_text(&result), sentence, "{result}");
+            if mirror_structured {
+                assert_eq!(content.len(), 2, "{revision}: {result}");
+                let json: Value =
+                    serde_json::from_str(content[1]["text"].as_str().unwrap()).unwrap();
+                assert_eq!(json, structured, "{revision}: {result}");
+            } else {
+                assert_eq!(content.len(), 1, "{revision}: {result}");
+            }
+            let expected = (revision == "2025-11-25").then(|| structured.clone());
+            assert_eq!(
+                result.get("structuredContent").cloned(),
+                expected,
+                "{result}"
+            );
+        }
     }
 }
 

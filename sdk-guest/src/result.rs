@@ -95,9 +95,12 @@ impl CallResult {
     }
 
     /// Sets the structured content: any JSON value, though only an object
-    /// reaches clients before MCP 2026-07-28 as `structuredContent` (other
-    /// values reach them as JSON text). A tool that returns structured
-    /// content this way should declare its schema with
+    /// reaches clients before MCP 2026-07-28 as `structuredContent`. Clients
+    /// that cannot read it get the result's text: the host adds the JSON as
+    /// text only to a result with no text item (or to every result, when
+    /// the plugin's manifest sets `[results] mirror-structured`), so give a
+    /// text item what the model and those clients should read. A tool that
+    /// returns structured content this way should declare its schema with
     /// [`Tool::output_schema`](crate::Tool::output_schema) (an object schema,
     /// so an object); [`Json`] does both for you.
     pub fn structured(mut self, value: Value) -> Self {
@@ -282,9 +285,9 @@ impl<R: IntoToolResult, E: Into<ToolError>> IntoToolResult for Result<R, E> {
 }
 
 /// Structured content: `T` is serialized as the result's
-/// `structured-content` and, for clients that predate structured content,
-/// as a text block with the same JSON. The tool's output schema is generated
-/// from `T`.
+/// `structured-content` and, for clients that cannot read structured
+/// content, as its one text block with the same JSON. The tool's output
+/// schema is generated from `T`.
 ///
 /// `T` must serialize as a JSON object (a struct with named fields or a
 /// map).

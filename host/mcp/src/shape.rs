@@ -8,13 +8,21 @@
 //! client cannot receive as such is described in text instead of being
 //! dropped silently.
 //!
-//! Structured content always reaches the client as JSON text too: every
-//! revision with `structuredContent` asks a tool to mirror it in a text
-//! block for older clients, and older clients have nothing else. So when no
-//! text item of a result already holds that JSON, one is added. A structured
-//! result that is not a JSON object (an array, a string, ...) is
-//! `structuredContent` only from 2026-07-28 on; the older revisions define
-//! it as an object, so there it travels as that text alone.
+//! Structured content is added as JSON text only to a result that has no
+//! text item of its own. The revisions with `structuredContent` advise a
+//! tool to serialize it in a text block too, for clients that cannot read
+//! it; a tool whose content already has text wrote that text for them, and
+//! a second copy of the same data as JSON would only put it before the
+//! model twice (and a file read on the wire three times over, not twice). So in every
+//! revision a result with text gets its content as the tool wrote it, and a
+//! result without text (structured content alone, or beside an image) gets
+//! the JSON as its last text item, the only text older clients can show. A
+//! plugin whose manifest asks for the JSON always gets it from the sandbox
+//! (`CallOutput::with_structured_as_text`), so this rule stays the only one
+//! here. A structured result that is not a JSON object (an array, a string,
+//! ...) is `structuredContent` only from 2026-07-28 on; the older revisions
+//! define it as an object, so there it reaches the client only as that JSON
+//! text, under the same rule.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -81,25 +89,15 @@ pub fn call_result_json(output: &CallOutput, revision: Revision) -> Value {
         if as_structured_content {
             out.insert("structuredContent".into(), structured.clone());
         }
-        if !holds_as_text(&output.content, structured) {
+        // The tool's own text, not text this layer makes of other content
+        // (audio or a link an older revision lacks), is what counts.
+        if !output.has_text() {
             content.push(json!({ "type": "text", "text": structured.to_string() }));
         }
     }
     out.insert("content".into(), content.into());
     out.insert("isError".into(), output.is_error.into());
     Value::Object(out)
-}
-
-/// Whether a text item of `content` is `structured` as JSON text (spaced
-/// any way). Text that is not JSON fails at its first characters; text
-/// that is costs one parse, within the plugin's output limit.
-fn holds_as_text(content: &[Content], structured: &Value) -> bool {
-    content.iter().any(|item| match item {
-        Content::Text { text, .. } => {
-            serde_json::from_str::<Value>(text).is_ok_and(|value| value == *structured)
-        }
-        _ => false,
-    })
 }
 
 fn content_json(item: &Content, revision: Revision) -> Value {
@@ -524,7 +522,8 @@ mod tests {
             "2025-05-03T14:30:00Z"
         );
         assert_eq!(new["structuredContent"], json!({ "n": 1 }));
-        // No text item held the JSON: it is mirrored as the spec asks.
+        // No text of the tool's own (the audio and the link are not): the
+        // JSON is added as text, as the spec advises.
         assert_eq!(
             new["content"][2],
             json!({ "type": "text", "text": "{\"n\":1}" })
@@ -541,47 +540,92 @@ mod tests {
     }
 
     #[test]
-    fn structured_content_is_sent_as_text_unless_a_text_item_holds_it() {
-        // The JSON spaced differently is the same JSON: not sent twice.
-        let mirrored = text_and_structured("{ \"n\": 1 }", json!({ "n": 1 }));
-        for revision in Revision::ALL {
-            let result = call_result_json(&mirrored, revision);
-            assert_eq!(result["content"].as_array().unwrap().len(), 1, "{revision}");
-        }
-        // Prose, or other JSON, is not it: the JSON follows it.
-        for text in ["n is 1", "{\"n\":2}"] {
-            let prose = text_and_structured(text, json!({ "n": 1 }));
+    fn structured_content_is_sent_as_text_only_when_the_result_has_no_text() {
+        // The tool's own text, whatever it says, is what clients without
+        // structuredContent get: the JSON is not added beside it.
+        for text in ["{ \"n\": 1 }", "n is 1", "{\"n\":2}", ""] {
+            let own = text_and_structured(text, json!({ "n": 1 }));
             for revision in Revision::ALL {
+                let result = call_result_json(&own, revision);
                 assert_eq!(
-                    call_result_json(&prose, revision)["content"],
-                    json!([
-                        { "type": "text", "text": text },
-                        { "type": "text", "text": "{\"n\":1}" },
-                    ]),
+                    result["content"],
+                    json!([{ "type": "text", "text": text }]),
+                    "{revision}"
+                );
+                assert_eq!(
+                    result.get("structuredContent").cloned(),
+                    revision.has_structured_output().then(|| json!({ "n": 1 })),
                     "{revision}"
                 );
             }
+        }
+        // No text at all: the JSON is its last text item, in every revision.
+        let image = Content::Image {
+            data: vec![1],
+            mime_type: "image/png".into(),
+            annotations: None,
+        };
+        for content in [vec![], vec![image]] {
+            let bare = CallOutput {
+                content: content.clone(),
+                structured: Some(json!({ "n": 1 })),
+                is_error: false,
+            };
+            for revision in Revision::ALL {
+                let result = call_result_json(&bare, revision);
+                let items = result["content"].as_array().unwrap();
+                assert_eq!(items.len(), content.len() + 1, "{revision}");
+                assert_eq!(
+                    items.last().unwrap(),
+                    &json!({ "type": "text", "text": "{\"n\":1}" }),
+                    "{revision}"
+                );
+            }
+        }
+        // A result that asked for the JSON beside its text (a manifest's
+        // `mirror-structured`) is shaped as it is: nothing more is added.
+        let asked = text_and_structured("n is 1", json!({ "n": 1 })).with_structured_as_text();
+        for revision in Revision::ALL {
+            assert_eq!(
+                call_result_json(&asked, revision)["content"],
+                json!([
+                    { "type": "text", "text": "n is 1" },
+                    { "type": "text", "text": "{\"n\":1}" },
+                ]),
+                "{revision}"
+            );
         }
     }
 
     #[test]
     fn structured_content_that_is_not_an_object_is_text_before_2026_07_28() {
+        // With no text of the tool's own, the JSON is the text.
+        let bare = CallOutput {
+            content: vec![],
+            structured: Some(json!(["ada", "bob"])),
+            is_error: false,
+        };
+        // With text, the text is what the older revisions get.
         let list = text_and_structured("two users", json!(["ada", "bob"]));
-        let text = json!([
-            { "type": "text", "text": "two users" },
-            { "type": "text", "text": "[\"ada\",\"bob\"]" },
-        ]);
-        for revision in Revision::ALL {
-            let result = call_result_json(&list, revision);
-            assert_eq!(result["content"], text, "{revision}");
-            let expected = revision
-                .has_structured_content_of_any_type()
-                .then(|| json!(["ada", "bob"]));
-            assert_eq!(
-                result.get("structuredContent").cloned(),
-                expected,
-                "{revision}"
-            );
+        for (output, text) in [
+            (
+                &bare,
+                json!([{ "type": "text", "text": "[\"ada\",\"bob\"]" }]),
+            ),
+            (&list, json!([{ "type": "text", "text": "two users" }])),
+        ] {
+            for revision in Revision::ALL {
+                let result = call_result_json(output, revision);
+                assert_eq!(result["content"], text, "{revision}");
+                let expected = revision
+                    .has_structured_content_of_any_type()
+                    .then(|| json!(["ada", "bob"]));
+                assert_eq!(
+                    result.get("structuredContent").cloned(),
+                    expected,
+                    "{revision}"
+                );
+            }
         }
     }
 }

@@ -35,6 +35,9 @@
 //! buckets = ["default", "cache"]   # the bucket names it may open
 //! quota = "64 MiB"                 # its keys and values together
 //! value-limit = "4 MiB"            # one value
+//!
+//! [results]
+//! mirror-structured = true         # structured content as JSON text beside the plugin's own text too
 //! ```
 
 use std::collections::BTreeMap;
@@ -66,6 +69,21 @@ pub struct Manifest {
     pub http: Option<HttpGrant>,
     /// The plugin's key-value store; `None`: it keeps nothing between calls.
     pub state: Option<StateGrant>,
+    /// How its results reach clients beyond what it returns.
+    pub results: ResultOptions,
+}
+
+/// What the host adds to a plugin's results (`[results]`). Not authority:
+/// the plugin could return the same itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResultOptions {
+    /// Every result with structured content also holds it as a last text
+    /// item of JSON, unless a text item already does. Without it (the
+    /// default) the protocol layer adds that text only to a result with no
+    /// text item of its own: a plugin's text is what clients that cannot
+    /// read `structuredContent` get, and the model does not see the same
+    /// data twice.
+    pub mirror_structured: bool,
 }
 
 /// A durable key-value store (`wasi:keyvalue`), in the plugin's own
@@ -238,6 +256,9 @@ impl Manifest {
                 Some(grant.map_err(|err| at(Some(span), &format!("[state] {err}")))?)
             }
         };
+        let results = ResultOptions {
+            mirror_structured: raw.results.mirror_structured,
+        };
         Ok(Manifest {
             path: Some(path.to_owned()),
             limits,
@@ -246,6 +267,7 @@ impl Manifest {
             env_granted,
             http,
             state,
+            results,
         })
     }
 }
@@ -267,6 +289,15 @@ struct RawManifest {
     env: Option<Spanned<RawEnv>>,
     http: Option<Spanned<RawHttp>>,
     state: Option<Spanned<RawState>>,
+    #[serde(default)]
+    results: RawResults,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawResults {
+    #[serde(rename = "mirror-structured", default)]
+    mirror_structured: bool,
 }
 
 #[derive(Deserialize, Default)]
@@ -878,6 +909,24 @@ mod tests {
                 err.contains(why) && err.contains("plugin.toml:"),
                 "{text}: {err}"
             );
+        }
+    }
+
+    #[test]
+    fn results_mirror_structured_content_only_when_asked() {
+        assert!(!parse("").unwrap().results.mirror_structured);
+        assert!(!parse("[results]\n").unwrap().results.mirror_structured);
+        let manifest = parse("[results]\nmirror-structured = true\n").unwrap();
+        assert!(manifest.results.mirror_structured);
+        for (text, why) in [
+            (
+                "[results]\nmirror-structured = \"yes\"\n",
+                "plugin.toml:2: invalid type: string \"yes\", expected a boolean",
+            ),
+            ("[results]\nmirror = true\n", "unknown field `mirror`"),
+        ] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(err.contains(why), "{text}: {err}");
         }
     }
 

@@ -846,6 +846,17 @@ impl Plugin {
                     Ok(output) => self.check_structured(tool, name, output).await,
                     Err(message) => Err(message),
                 };
+                // Its manifest may ask for structured content as JSON text
+                // beside its own text too; the protocol layer adds it only
+                // where a result has no text. Added after the checks: the
+                // output limit bounds what the plugin returned.
+                let checked = checked.map(|output| {
+                    if self.manifest.results.mirror_structured {
+                        output.with_structured_as_text()
+                    } else {
+                        output
+                    }
+                });
                 let (output, outcome) = match checked {
                     Ok(output) if output.is_error => (output, Outcome::Error),
                     Ok(output) => (output, Outcome::Ok),

@@ -92,9 +92,12 @@ impl TaskSupport {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallOutput {
     pub content: Vec<Content>,
-    /// Any JSON value (2026-07-28 allows every kind; the protocol layer
-    /// sends one that is not an object to older revisions as text only),
-    /// already validated against the tool's output schema when it has one.
+    /// Any JSON value (2026-07-28 allows every kind; older revisions get
+    /// an object only), already validated against the tool's output schema
+    /// when it has one. The protocol layer adds it as JSON text only to a
+    /// result without a text item of its own (see
+    /// [`CallOutput::with_structured_as_text`] for a plugin that wants it
+    /// always).
     pub structured: Option<Value>,
     /// A tool execution error: the content tells the model what went wrong.
     pub is_error: bool,
@@ -108,6 +111,42 @@ impl CallOutput {
             structured: None,
             is_error: true,
         }
+    }
+
+    /// Whether a text item is among the content: text the tool wrote for
+    /// the model and for clients that cannot read `structuredContent`.
+    pub fn has_text(&self) -> bool {
+        self.content
+            .iter()
+            .any(|item| matches!(item, Content::Text { .. }))
+    }
+
+    /// The result with its structured content also as a last text item of
+    /// JSON, unless a text item already holds that JSON (spaced any way):
+    /// what a plugin gets whose manifest asks for the JSON text beside its
+    /// own (`[results] mirror-structured`), where the protocol layer adds
+    /// it only to a result with no text at all. A result without
+    /// structured content is returned as it is.
+    pub fn with_structured_as_text(mut self) -> Self {
+        if let Some(structured) = &self.structured
+            && !self.holds_as_text(structured)
+        {
+            let text = structured.to_string();
+            self.content.push(Content::text(text));
+        }
+        self
+    }
+
+    /// Whether a text item of the content is `structured` as JSON text.
+    /// Text that is not JSON fails at its first characters; text that is
+    /// costs one parse, within the plugin's output limit.
+    fn holds_as_text(&self, structured: &Value) -> bool {
+        self.content.iter().any(|item| match item {
+            Content::Text { text, .. } => {
+                serde_json::from_str::<Value>(text).is_ok_and(|value| value == *structured)
+            }
+            _ => false,
+        })
     }
 }
 
@@ -548,5 +587,37 @@ mod tests {
                 && hint.ends_with("`p19_convert` and 5 more)"),
             "{hint}"
         );
+    }
+
+    fn output(content: Vec<Content>, structured: Option<Value>) -> CallOutput {
+        CallOutput {
+            content,
+            structured,
+            is_error: false,
+        }
+    }
+
+    #[test]
+    fn structured_content_as_text_follows_prose_but_never_repeats_its_json() {
+        let n = serde_json::json!({ "n": 1 });
+        let prose = output(vec![Content::text("n is 1")], Some(n.clone()));
+        assert!(prose.has_text());
+        assert_eq!(
+            prose.with_structured_as_text().content,
+            [Content::text("n is 1"), Content::text("{\"n\":1}")]
+        );
+        // The same JSON spaced otherwise is already there: nothing added.
+        let spaced = output(vec![Content::text("{ \"n\": 1 }")], Some(n.clone()));
+        assert_eq!(spaced.clone().with_structured_as_text(), spaced);
+        // No text at all: the JSON is the only text.
+        let bare = output(vec![], Some(n));
+        assert!(!bare.has_text());
+        assert_eq!(
+            bare.with_structured_as_text().content,
+            [Content::text("{\"n\":1}")]
+        );
+        // Nothing structured: nothing to add.
+        let plain = output(vec![Content::text("hi")], None);
+        assert_eq!(plain.clone().with_structured_as_text(), plain);
     }
 }

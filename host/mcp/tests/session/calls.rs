@@ -50,15 +50,12 @@ async fn structured_content_arrives_in_2025_06_18_beside_its_text() {
 }
 
 #[tokio::test]
-async fn structured_content_reaches_every_revision_as_json_text_too() {
-    // The tool's own text is prose: the JSON follows it, for clients before
-    // 2025-06-18 (which have nothing else) and after (the spec's SHOULD).
+async fn structured_content_is_not_copied_as_json_beside_the_tools_own_text() {
+    // The tool's own text is prose: it is what clients without
+    // structuredContent get, and the model is not shown the data twice.
     for revision in LEGACY {
         let mut expected = json!({
-            "content": [
-                text("Partly cloudy, 22.5 °C"),
-                text(r#"{"conditions":"Partly cloudy","temperature":22.5}"#),
-            ],
+            "content": [text("Partly cloudy, 22.5 °C")],
             "isError": false,
         });
         if revision >= "2025-06-18" {
@@ -74,16 +71,36 @@ async fn structured_content_reaches_every_revision_as_json_text_too() {
 }
 
 #[tokio::test]
-async fn structured_content_that_is_not_an_object_is_only_text_before_2026_07_28() {
+async fn structured_content_without_text_reaches_every_revision_as_json_text() {
+    // No text of the tool's own: its JSON is the text, for clients before
+    // 2025-06-18 (which have nothing else) and after (the spec's advice).
+    for revision in LEGACY {
+        let mut expected = json!({
+            "content": [text(r#"{"level":1.25}"#)],
+            "isError": false,
+        });
+        if revision >= "2025-06-18" {
+            expected["structuredContent"] = json!({ "level": 1.25 });
+        }
+        assert_eq!(
+            call_in(revision, "gauge", json!({})).await,
+            [result(1, expected)],
+            "{revision}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn structured_content_that_is_not_an_object_is_only_the_tools_text_before_2026_07_28() {
     // Every legacy revision defines structuredContent as an object: an
-    // array reaches them as its JSON text alone.
+    // array has no place there, and the tool's own text is what they get.
     for revision in LEGACY {
         assert_eq!(
             call_in(revision, "roster", json!({})).await,
             [result(
                 1,
                 json!({
-                    "content": [text("Two people: Ada and Bob"), text(r#"["Ada","Bob"]"#)],
+                    "content": [text("Two people: Ada and Bob")],
                     "isError": false,
                 })
             )],

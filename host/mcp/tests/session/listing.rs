@@ -162,7 +162,8 @@ async fn the_list_is_the_hosts_in_its_order_every_time() {
             "fail",
             "countdown",
             "wait",
-            "roster"
+            "roster",
+            "gauge"
         ]
     );
     assert_eq!(first[0]["result"].get("nextCursor"), None);

@@ -501,8 +501,24 @@ async fn structured_content_of_any_kind_is_structured_content() {
         [complete(result(
             1,
             json!({
-                "content": [text("Two people: Ada and Bob"), text(r#"["Ada","Bob"]"#)],
+                "content": [text("Two people: Ada and Bob")],
                 "structuredContent": ["Ada", "Bob"],
+                "isError": false,
+            })
+        ))]
+    );
+}
+
+#[tokio::test]
+async fn structured_content_without_text_is_its_json_text_too() {
+    let client = Client::new().await;
+    assert_eq!(
+        client.exchange(call(1, "gauge", json!({}))).await,
+        [complete(result(
+            1,
+            json!({
+                "content": [text(r#"{"level":1.25}"#)],
+                "structuredContent": { "level": 1.25 },
                 "isError": false,
             })
         ))]

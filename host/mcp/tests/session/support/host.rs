@@ -18,7 +18,8 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{Notify, broadcast, watch};
 
 /// `add`: integers `a` and `b`; answers their sum as structured content,
-/// mirrored as JSON text (as the spec asks of a tool with structured output).
+/// and as its text the same JSON (as the spec advises a tool with
+/// structured output).
 pub fn add() -> ToolDef {
     ToolDef {
         output_schema: Some(json!({
@@ -129,6 +130,22 @@ pub fn roster() -> ToolDef {
         "Lists the team",
         json!({ "type": "object", "additionalProperties": false }),
     )
+}
+
+/// `gauge`: answers structured content (an object) and no content at all:
+/// the protocol layer adds its JSON as the result's text.
+pub fn gauge() -> ToolDef {
+    ToolDef {
+        output_schema: Some(json!({
+            "type": "object",
+            "properties": { "level": { "type": "number" } },
+        })),
+        ..tool(
+            "gauge",
+            "Reads the water level",
+            json!({ "type": "object", "additionalProperties": false }),
+        )
+    }
 }
 
 /// `greet`: asks the client for a name (an elicitation form, key
@@ -245,6 +262,7 @@ pub fn catalog() -> Vec<ToolDef> {
         countdown(),
         wait(),
         roster(),
+        gauge(),
     ]
 }
 
@@ -437,6 +455,11 @@ impl ToolHost for FakeHost {
             "roster" => CallOutput {
                 content: vec![Content::text("Two people: Ada and Bob")],
                 structured: Some(json!(["Ada", "Bob"])),
+                is_error: false,
+            },
+            "gauge" => CallOutput {
+                content: vec![],
+                structured: Some(json!({ "level": 1.25 })),
                 is_error: false,
             },
             "fail" => CallOutput::error("the disk is full"),
@@ -720,7 +743,7 @@ fn text(text: String) -> CallOutput {
     }
 }
 
-/// `value` as structured content, mirrored as JSON text.
+/// `value` as structured content, and the same JSON as its text.
 fn structured(value: Value) -> CallOutput {
     CallOutput {
         content: vec![Content::text(value.to_string())],
