@@ -664,6 +664,124 @@ fn a_template_of_adjacent_variables_matches_a_long_uri_in_linear_time() {
     assert_documents_still_served(&mut server, true);
 }
 
+/// A folder holding `calc.wasm`, the conformance suite's documents and
+/// `copies` copies of `hostile-resources.wasm` in its `templates` mode
+/// (1,000 templates of about 1 KiB each, see the plugin), the first named
+/// `hostile-resources.wasm`, the others `hostile-resources-N.wasm`.
+fn near_templates_folder(copies: usize) -> TempDir {
+    let dir = documents_folder(false);
+    for copy in 0..copies {
+        let name = match copy {
+            0 => "hostile-resources".to_string(),
+            n => format!("hostile-resources-{n}"),
+        };
+        write_file(
+            dir.path(),
+            &format!("{name}.toml"),
+            "[env]\nset = { HOSTILE_MODE = \"templates\" }\n",
+        );
+        std::fs::copy(
+            fixture("hostile-resources"),
+            dir.path().join(format!("{name}.wasm")),
+        )
+        .unwrap();
+    }
+    dir
+}
+
+/// The templates `resources/templates/list` serves, all pages.
+fn listed_templates(server: &mut Server) -> Vec<String> {
+    let mut templates = Vec::new();
+    let mut params = json!({});
+    loop {
+        let page = server.result("resources/templates/list", params);
+        for template in page["resourceTemplates"].as_array().unwrap() {
+            templates.push(template["uriTemplate"].as_str().unwrap().to_string());
+        }
+        match page.get("nextCursor") {
+            Some(cursor) => params = json!({ "cursor": cursor }),
+            None => return templates,
+        }
+    }
+}
+
+/// A 2,048-byte URI that every template of the `templates` mode nearly
+/// matches and none matches.
+fn near_uri() -> String {
+    let prefix = "hostile://near/";
+    format!("{prefix}{}", "a".repeat(2_048 - prefix.len()))
+}
+
+/// 64 reads of [`near_uri`] at once, while pinging: their answers and the
+/// slowest ping.
+fn near_reads_while_pinging(server: &mut Server) -> (Vec<Value>, Duration) {
+    let read = ("resources/read", json!({ "uri": near_uri() }));
+    let reads = vec![read; 64];
+    let (answers, slowest, _) = requests_while_pinging(server, &reads);
+    (answers, slowest)
+}
+
+#[test]
+fn reads_that_nearly_match_1000_long_templates_do_not_hold_up_ping() {
+    let dir = near_templates_folder(1);
+    let mut server = serve(dir.path());
+    let near: Vec<String> = listed_templates(&mut server)
+        .into_iter()
+        .filter(|template| template.starts_with("hostile://near/"))
+        .collect();
+    assert_eq!(near.len(), 1_000);
+    assert!(
+        near.iter().all(|t| t.len() > 1_000 && t.len() <= 1_024),
+        "{near:?}"
+    );
+    // Before matching was linear, each of these reads cost the host
+    // 135-210 ms of CPU, and 64 at once held `ping` up for 6 s.
+    let (answers, slowest) = near_reads_while_pinging(&mut server);
+    assert_host_held(&server, slowest, "64 reads nearly matching 1,000 templates");
+    for answer in &answers {
+        assert_eq!(answer["error"]["code"], -32002, "{}", brief(answer));
+    }
+    // A URI that only the last template matches: every template before it
+    // is matched, then the plugin reads it.
+    let last = format!("hostile://near/{}!999", "a".repeat(2_000));
+    let (response, ping) = read_while_pinging(&mut server, &last);
+    assert_host_held(&server, ping, "the read of a URI the last template matches");
+    assert_eq!(
+        response["result"]["contents"][0]["text"],
+        "a near template matched",
+        "{}",
+        brief(&response)
+    );
+    assert_documents_still_served(&mut server, true);
+}
+
+#[test]
+fn matching_past_a_reads_budget_is_refused_naming_the_budget() {
+    // Three plugins of 1,000 near templates: matching the URI against all
+    // of them costs more than a read may spend.
+    let dir = near_templates_folder(3);
+    let mut server = serve(dir.path());
+    assert_eq!(
+        listed_templates(&mut server)
+            .iter()
+            .filter(|template| template.starts_with("hostile://near/"))
+            .count(),
+        3_000
+    );
+    let (answers, slowest) = near_reads_while_pinging(&mut server);
+    assert_host_held(&server, slowest, "64 reads nearly matching 3,000 templates");
+    for answer in &answers {
+        assert_eq!(answer["error"]["code"], -32603, "{}", brief(answer));
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("more than a read's budget of 4,000,000 work units"),
+            "the refusal does not name the budget: {}",
+            brief(answer)
+        );
+    }
+    assert_documents_still_served(&mut server, true);
+}
+
 #[test]
 fn a_completion_of_a_million_values_is_cut_to_100() {
     let dir = documents_folder(true);

@@ -45,7 +45,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{Context as _, Result};
 use arc_swap::ArcSwap;
-use tokio::sync::{broadcast, watch};
+use tokio::sync::{Semaphore, broadcast, watch};
 
 use crate::reports::Reports;
 use corral_registry::lock::{Lock, Mismatch};
@@ -183,9 +183,19 @@ impl Snapshot {
     /// (each template matched in linear time). Empty: no plugin serves it.
     /// Scans the lists rather than indexing them, so that the catalog
     /// holds no second copy of up to 10,000 URIs per plugin.
-    pub fn read_candidates(&self, uri: &str) -> Vec<Arc<Plugin>> {
+    ///
+    /// Matching spends at most `budget` work units across all templates
+    /// (one per byte of the URI or a template looked at; see
+    /// `corral_sandbox::uri_template`), and one template's worth past it at
+    /// most: matching stops at the template that passes it, with the error
+    /// naming the budget.
+    pub fn read_candidates(
+        &self,
+        uri: &str,
+        budget: u64,
+    ) -> Result<Vec<Arc<Plugin>>, MatchOverBudget> {
         if uri.len() > corral_sandbox::MAX_URI_BYTES {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         let listing: Vec<Arc<Plugin>> = self
             .plugins
@@ -194,13 +204,23 @@ impl Snapshot {
             .cloned()
             .collect();
         if !listing.is_empty() {
-            return listing;
+            return Ok(listing);
         }
-        self.plugins
-            .iter()
-            .filter(|plugin| (0..plugin.templates().len()).any(|i| plugin.template_matches(i, uri)))
-            .cloned()
-            .collect()
+        let mut work = 0;
+        let mut matching = Vec::new();
+        for plugin in &self.plugins {
+            for index in 0..plugin.templates().len() {
+                let matched = plugin.template_matches(index, uri, &mut work);
+                if work > budget {
+                    return Err(MatchOverBudget { budget });
+                }
+                if matched {
+                    matching.push(plugin.clone());
+                    break;
+                }
+            }
+        }
+        Ok(matching)
     }
 
     /// The plugins with the template `uri_template`, each with its index,
@@ -301,6 +321,26 @@ fn served_names(declared: &[(&str, Vec<&str>)]) -> Vec<Vec<Option<String>>> {
         .collect()
 }
 
+/// Matching a URI against the served templates would take more than a
+/// read's budget (see [`Snapshot::read_candidates`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MatchOverBudget {
+    /// The budget, in work units.
+    pub budget: u64,
+}
+
+impl std::fmt::Display for MatchOverBudget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "matching the URI against the served resource templates would take more than a read's budget of {} work units (one per byte of the URI or a template looked at)",
+            corral_sandbox::units::group_digits(self.budget)
+        )
+    }
+}
+
+impl std::error::Error for MatchOverBudget {}
+
 /// The current snapshot, readable without locks from every request.
 pub struct Catalog {
     current: ArcSwap<Snapshot>,
@@ -317,7 +357,24 @@ pub struct Catalog {
     prompts_changed: watch::Sender<u64>,
     /// The URIs of updated resources, as published (see `updates`).
     resource_updated: broadcast::Sender<String>,
+    /// Admits the reads whose template matching runs off the async
+    /// workers, one at a time (see [`Catalog::read_candidates`]).
+    heavy_matches: Semaphore,
 }
+
+/// The most work a read may spend matching its URI against the served
+/// templates, in work units (one per byte of the URI or a template looked
+/// at, and a few per part of a template): a few milliseconds of one core.
+/// A 2,048-byte URI that nearly matches 1,000 templates of 1 KiB (the
+/// bounds of one plugin; `tests/plugins/hostile-resources`) costs 3.4
+/// million units, 3 to 10 ms on a busy two-core machine; the same against
+/// the 1,000 templates as the matcher before it counted took over 200 ms.
+pub const READ_MATCH_UNITS: u64 = 4_000_000;
+
+/// Reads whose matching costs at most this many units are matched where
+/// the request runs (tens of microseconds); the others on a blocking
+/// thread.
+pub const INLINE_MATCH_UNITS: u64 = 20_000;
 
 /// Updated URIs a session may fall behind by before it misses some (it
 /// is then told of none of those: see `HostEvents`): as many as one flush
@@ -354,6 +411,33 @@ impl Catalog {
             resources_changed: watch::Sender::new(0),
             prompts_changed: watch::Sender::new(0),
             resource_updated: broadcast::Sender::new(UPDATED_CAPACITY),
+            heavy_matches: Semaphore::new(1),
+        }
+    }
+
+    /// The plugins to read `uri` from in the current snapshot
+    /// ([`Snapshot::read_candidates`]), matched within
+    /// [`READ_MATCH_UNITS`]: where the request runs while that costs at
+    /// most [`INLINE_MATCH_UNITS`], else again on a blocking thread, one
+    /// such read at a time for the whole server, so that matching a long
+    /// URI against thousands of long templates never holds up the async
+    /// workers that answer `ping`, nor takes every core at once.
+    pub async fn read_candidates(&self, uri: &str) -> Result<Vec<Arc<Plugin>>, MatchOverBudget> {
+        let snapshot = self.snapshot();
+        if let Ok(candidates) = snapshot.read_candidates(uri, INLINE_MATCH_UNITS) {
+            return Ok(candidates);
+        }
+        let _permit = self
+            .heavy_matches
+            .acquire()
+            .await
+            .expect("the semaphore is never closed");
+        let uri = uri.to_owned();
+        let matched =
+            tokio::task::spawn_blocking(move || snapshot.read_candidates(&uri, READ_MATCH_UNITS));
+        match matched.await {
+            Ok(candidates) => candidates,
+            Err(err) => std::panic::resume_unwind(err.into_panic()),
         }
     }
 

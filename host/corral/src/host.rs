@@ -71,7 +71,8 @@ impl ToolHost for FolderHost {
     }
 
     /// Reads `uri` from every plugin that serves it (see
-    /// [`crate::catalog::Snapshot::read_candidates`]), one after the other
+    /// [`crate::catalog::Catalog::read_candidates`]: within a budget of
+    /// matching work, off the async workers when it is large), one after the other
     /// in plugin-name order, their contents put together. A plugin that
     /// has nothing there adds nothing; the first that fails fails the read,
     /// with its message (which names it).
@@ -80,7 +81,12 @@ impl ToolHost for FolderHost {
         uri: &str,
         context: CallContext,
     ) -> Result<Vec<ResourceItem>, ReadError> {
-        let candidates = self.catalog.snapshot().read_candidates(uri);
+        let candidates = self.catalog.read_candidates(uri).await.map_err(|over| {
+            ReadError::Failed(format!(
+                "Reading `{}`: {over}",
+                corral_sandbox::printable(uri)
+            ))
+        })?;
         let mut contents = Vec::new();
         let mut found = false;
         for plugin in candidates {

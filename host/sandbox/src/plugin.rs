@@ -235,9 +235,11 @@ impl Plugin {
         self.templates.iter().map(|t| &t.def)
     }
 
-    /// Whether template number `index` matches `uri` (in linear time).
-    pub fn template_matches(&self, index: usize, uri: &str) -> bool {
-        self.templates[index].template.matches(uri)
+    /// Whether template number `index` matches `uri` (in linear time),
+    /// adding the work it took to `work`
+    /// ([`crate::uri_template::UriTemplate::matches_counting`]).
+    pub fn template_matches(&self, index: usize, uri: &str, work: &mut u64) -> bool {
+        self.templates[index].template.matches_counting(uri, work)
     }
 
     /// The plugin's prompts, named as the plugin names them, in listed order.

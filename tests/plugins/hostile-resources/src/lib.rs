@@ -8,7 +8,12 @@
 //! What it lists depends on the environment variable `HOSTILE_MODE`, which
 //! a test grants through a manifest beside a copy of the plugin:
 //! - unset: the resources and templates below, each attacking when read;
-//! - `many`: 100,000 resources, ten times the bound.
+//! - `many`: 100,000 resources, ten times the bound;
+//! - `templates`: 1,000 templates (the bound) of about 1 KiB each (the
+//!   bound is 1,024 bytes), all starting `hostile://near/`, that a URI of
+//!   `a`s after it nearly matches and none matches, each of a shape that
+//!   made the old matcher scan the rest of the URI once per expression
+//!   (see [`near_template`]); reading any `hostile://near/` URI answers.
 //!
 //! Resources and templates (unset mode):
 //! - `hostile://ok`: a short text, to show the plugin still serves;
@@ -46,6 +51,11 @@ const BURST_PREFIX: &str = "hostile://burst/";
 const KNOT_PREFIX: &str = "hostile://knot/";
 /// Adjacent variables in the knot template.
 const KNOT_VARIABLES: usize = 150;
+const NEAR_PREFIX: &str = "hostile://near/";
+/// Templates in the `templates` mode: the most a plugin may list.
+const NEAR_TEMPLATES: usize = 1_000;
+/// The longest template a plugin may list, in bytes.
+const MAX_TEMPLATE_BYTES: usize = 1_024;
 
 fn resource(uri: String, mime_type: &str) -> Resource {
     Resource {
@@ -77,6 +87,25 @@ fn template(uri_template: String) -> ResourceTemplate {
 fn knot_template() -> String {
     let variables: String = (0..KNOT_VARIABLES).map(|i| format!("{{v{i}}}")).collect();
     format!("{KNOT_PREFIX}{variables}/end")
+}
+
+/// Template number `i` of the `templates` mode: at most 1,024 bytes, and
+/// within 16 of them, `hostile://near/` then one of three shapes, ending
+/// with a literal that names `i` (templates are unique) and that a URI of
+/// `a`s never has:
+/// - `{a}a{a}a…{a}a!i`: an expression before every `a`;
+/// - `{?a}{?a}…{?a}!i`: query expressions, each of which claims nothing;
+/// - `aaa…a{a}!i`: a long literal that the URI has, then an expression
+///   whose `!` never comes (the most a linear matcher reads per template).
+fn near_template(i: usize) -> String {
+    let end = format!("!{i}");
+    let room = MAX_TEMPLATE_BYTES - NEAR_PREFIX.len() - end.len();
+    let middle = match i % 3 {
+        0 => "{a}a".repeat(room / 4),
+        1 => "{?a}".repeat(room / 4),
+        _ => format!("{}{{a}}", "a".repeat(room - 3)),
+    };
+    format!("{NEAR_PREFIX}{middle}{end}")
 }
 
 fn text(uri: String, text: String) -> Vec<Contents> {
@@ -119,6 +148,12 @@ impl resources::Guest for HostileResources {
                     .collect(),
                 templates: vec![],
             },
+            Ok("templates") => Listing {
+                resources: vec![resource("hostile://ok".into(), "text/plain")],
+                templates: (0..NEAR_TEMPLATES)
+                    .map(|i| template(near_template(i)))
+                    .collect(),
+            },
             _ => Listing {
                 resources: vec![
                     resource("hostile://ok".into(), "text/plain"),
@@ -158,6 +193,9 @@ impl resources::Guest for HostileResources {
         }
         if uri.starts_with(KNOT_PREFIX) {
             return Ok(text(uri, "the knot matched".into()));
+        }
+        if uri.starts_with(NEAR_PREFIX) {
+            return Ok(text(uri, "a near template matched".into()));
         }
         Err(ReadError::NotFound)
     }
