@@ -881,3 +881,304 @@ fn a_resource_updated_flood_is_bounded_and_coalesced() {
     );
     assert_documents_still_served(&mut server, true);
 }
+
+// A plugin's words: every text it hands the host to pass on (a tool error,
+// a read's or a prompt's failure, an invalid-arguments, a log or progress
+// message, a panic, a trap's stderr, its stdout and stderr, a completion
+// value) is measured against its `output` limit and reaches the client
+// and the log cut to a few KiB (`plugin_text` in the sandbox), attacked
+// by `tests/plugins/hostile-messages` with 100 MiB of text on each path.
+
+/// MiB of text each attack hands the host: 25 times the default `output`
+/// limit (4 MiB), short of wasmtime's 128 MiB for one value (past which
+/// the guard `TooMuchData` answers instead of the path under test).
+const WORDS_MIB: u64 = 100;
+
+/// The most a response or a log line about a plugin's words may hold:
+/// [`SHOWN`] of the plugin's text (twice for a trap, its message and its
+/// stderr), with the host's own words around it.
+const MAX_WORDS_LINE: usize = 16 * 1024;
+
+/// A folder holding `calc.wasm` and `hostile-messages.wasm`, the latter
+/// with `manifest` beside it when there is one.
+fn words_folder(manifest: Option<&str>) -> TempDir {
+    let dir = folder_with(&[
+        ("calc.wasm", &example("calc")),
+        ("hostile-messages.wasm", &fixture("hostile-messages")),
+    ]);
+    if let Some(manifest) = manifest {
+        write_file(dir.path(), "hostile-messages.toml", manifest);
+    }
+    dir
+}
+
+/// The attack was answered in a few words, ping stayed fast, the host's
+/// memory stayed bounded, and no line of its log is long.
+fn assert_few_words(server: &Server, answer: &Value, slowest_ping: Duration, attack: &str) {
+    let bytes = answer.to_string().len();
+    assert!(
+        bytes < MAX_WORDS_LINE,
+        "{attack}: an answer of {bytes} bytes: {}",
+        brief(answer)
+    );
+    assert_host_held(server, slowest_ping, attack);
+    let stderr = server.stderr();
+    let longest = stderr.lines().map(str::len).max().unwrap_or(0);
+    assert!(
+        longest < MAX_WORDS_LINE,
+        "{attack}: a log line of {longest} bytes: {}",
+        brief(&json!(stderr.lines().max_by_key(|line| line.len())))
+    );
+}
+
+/// What the host shows of the plugin's text is its two ends, around the
+/// note of what was cut.
+fn assert_cut(text: &str) {
+    assert!(
+        text.contains("<start>FFF") && text.contains("FFF<end>") && text.contains(" bytes cut) …"),
+        "the plugin's text is not shown cut at both ends: {}",
+        brief(&json!(text))
+    );
+}
+
+/// The hostile plugin, and calc beside it, answer the next calls.
+fn assert_words_still_served(server: &mut Server) {
+    assert_still_serves(server);
+    let ok = server.call("ok", json!({}));
+    assert_eq!(first_text(&ok), "still serving", "{ok}");
+    let read = server.result("resources/read", json!({ "uri": "hostile://ok" }));
+    assert_eq!(read["contents"][0]["text"], "still serving", "{read}");
+}
+
+/// Sends `method` with `params` while pinging: its whole response and the
+/// slowest ping.
+fn words_while_pinging(server: &mut Server, method: &str, params: Value) -> (Value, Duration) {
+    let (mut answers, slowest, _) = requests_while_pinging(server, &[(method, params)]);
+    (answers.pop().unwrap(), slowest)
+}
+
+#[test]
+fn a_tool_error_far_over_the_output_limit_is_refused_in_a_few_words() {
+    let dir = words_folder(None);
+    let mut server = serve(dir.path());
+    let (result, ping) = call_while_pinging(&mut server, "fail", json!({ "mib": WORDS_MIB }));
+    assert_few_words(&server, &result, ping, "a tool error of 100 MiB");
+    assert_bounded(
+        &server,
+        &result,
+        ping,
+        "returned 100 MiB of output, more than the limit of 4 MiB",
+    );
+    assert_words_still_served(&mut server);
+}
+
+#[test]
+fn a_read_failing_with_a_message_far_over_the_output_limit_answers_it_cut() {
+    let dir = words_folder(None);
+    let mut server = serve(dir.path());
+    let uri = format!("hostile://fail/{WORDS_MIB}");
+    let (response, ping) =
+        words_while_pinging(&mut server, "resources/read", json!({ "uri": uri }));
+    assert_few_words(&server, &response, ping, "a read failing with 100 MiB");
+    assert_eq!(response["error"]["code"], -32603, "{}", brief(&response));
+    let message = response["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!(
+            "Reading `{uri}` from plugin `hostile-messages` failed, with a message of 100 MiB, more than the output limit of 4 MiB: "
+        )),
+        "{message}"
+    );
+    assert_cut(message);
+    server.stderr_containing("outcome=\"bad-output\"");
+    assert_words_still_served(&mut server);
+}
+
+#[test]
+fn a_prompt_failing_with_a_message_far_over_the_output_limit_answers_it_cut() {
+    let dir = words_folder(None);
+    let mut server = serve(dir.path());
+    let params = json!({ "name": "fail", "arguments": { "mib": WORDS_MIB.to_string() } });
+    let (response, ping) = words_while_pinging(&mut server, "prompts/get", params);
+    assert_few_words(&server, &response, ping, "a prompt failing with 100 MiB");
+    assert_eq!(response["error"]["code"], -32603, "{}", brief(&response));
+    let message = response["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(
+            "Prompt `fail` failed, with a message of 100 MiB, more than the output limit of 4 MiB: "
+        ),
+        "{message}"
+    );
+    assert_cut(message);
+    assert_words_still_served(&mut server);
+}
+
+#[test]
+fn a_prompts_invalid_arguments_far_over_the_output_limit_are_answered_cut() {
+    let dir = words_folder(None);
+    let mut server = serve(dir.path());
+    let params = json!({ "name": "refuse", "arguments": { "mib": WORDS_MIB.to_string() } });
+    let (response, ping) = words_while_pinging(&mut server, "prompts/get", params);
+    assert_few_words(&server, &response, ping, "invalid arguments of 100 MiB");
+    assert_eq!(response["error"]["code"], -32602, "{}", brief(&response));
+    let message = response["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(
+            "Prompt `refuse`, with a message of 100 MiB, more than the output limit of 4 MiB: "
+        ),
+        "{message}"
+    );
+    assert_cut(message);
+    assert_words_still_served(&mut server);
+}
+
+#[test]
+fn a_completion_value_far_over_the_output_limit_is_refused_in_a_few_words() {
+    let dir = words_folder(None);
+    let mut server = serve(dir.path());
+    let params = json!({
+        "ref": { "type": "ref/prompt", "name": "fail" },
+        "argument": { "name": "mib", "value": WORDS_MIB.to_string() },
+    });
+    let (response, ping) = words_while_pinging(&mut server, "completion/complete", params);
+    assert_few_words(&server, &response, ping, "a completion value of 100 MiB");
+    let message = response["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("more than the limit of 4 MiB"),
+        "{}",
+        brief(&response)
+    );
+    assert_words_still_served(&mut server);
+}
+
+#[test]
+fn log_and_progress_messages_far_over_the_output_limit_are_passed_on_cut() {
+    let dir = words_folder(None);
+    let mut server = serve(dir.path());
+    server.result("logging/setLevel", json!({ "level": "debug" }));
+    let params = json!({
+        "name": "log",
+        "arguments": { "mib": WORDS_MIB },
+        "_meta": { "progressToken": "words" }
+    });
+    let (result, ping, notifications) = request_while_pinging(&mut server, params);
+    assert_eq!(first_text(&result), "logged", "{}", brief(&result));
+    assert_few_words(
+        &server,
+        &result,
+        ping,
+        "log and progress messages of 100 MiB",
+    );
+    let said = |method: &str, field: &str| -> String {
+        let notification = notifications
+            .iter()
+            .find(|n| {
+                n["method"] == method
+                    && n["params"][field]
+                        .as_str()
+                        .is_some_and(|t| t.contains("<start>"))
+            })
+            .unwrap_or_else(|| panic!("no {method} with the plugin's text: {notifications:?}"));
+        let bytes = notification.to_string().len();
+        assert!(bytes < MAX_WORDS_LINE, "{method} of {bytes} bytes");
+        notification["params"][field].as_str().unwrap().to_owned()
+    };
+    for text in [
+        said("notifications/message", "data"),
+        said("notifications/progress", "message"),
+    ] {
+        assert_cut(&text);
+        assert!(
+            text.ends_with("(a message of 100 MiB, more than the output limit of 4 MiB)"),
+            "{}",
+            brief(&json!(text))
+        );
+    }
+    assert_words_still_served(&mut server);
+}
+
+#[test]
+fn a_panic_message_far_over_the_output_limit_is_reported_cut() {
+    let dir = words_folder(None);
+    let mut server = serve(dir.path());
+    let (result, ping) = call_while_pinging(&mut server, "panic", json!({ "mib": WORDS_MIB }));
+    assert_few_words(&server, &result, ping, "a panic of 100 MiB");
+    assert_eq!(result["isError"], true, "{}", brief(&result));
+    let text = first_text(&result);
+    assert!(
+        text.starts_with("Tool `panic` failed: the plugin panicked at ")
+            && text.contains("hostile-messages/src/lib.rs:"),
+        "{}",
+        brief(&result)
+    );
+    // The panic's message is the start of what the guest wrote; the host
+    // kept the first 64 KiB of its stderr, and shows the two ends of that.
+    assert!(
+        text.contains("<start>FFF") && text.contains(" bytes cut) …"),
+        "{}",
+        brief(&result)
+    );
+    assert_words_still_served(&mut server);
+}
+
+#[test]
+fn a_trap_after_a_flood_of_stderr_is_reported_with_stderr_cut() {
+    let dir = words_folder(None);
+    let mut server = serve(dir.path());
+    let (result, ping) = call_while_pinging(&mut server, "trap", json!({ "mib": WORDS_MIB }));
+    assert_few_words(&server, &result, ping, "a trap after 100 MiB of stderr");
+    assert_eq!(result["isError"], true, "{}", brief(&result));
+    let text = first_text(&result);
+    assert!(
+        text.starts_with("Tool `trap` failed: plugin trapped: ")
+            && text.contains("plugin stderr:\nFFF"),
+        "{}",
+        brief(&result)
+    );
+    assert!(
+        text.contains(" bytes cut) …") && text.ends_with("more bytes dropped)"),
+        "{}",
+        brief(&result)
+    );
+    server.stderr_containing("outcome=\"trap\"");
+    assert_words_still_served(&mut server);
+}
+
+#[test]
+fn a_flood_of_stdout_and_stderr_is_logged_cut() {
+    let dir = words_folder(None);
+    let mut server = serve(dir.path());
+    let (result, ping) = call_while_pinging(&mut server, "shout", json!({ "mib": WORDS_MIB }));
+    assert_eq!(first_text(&result), "shouted", "{}", brief(&result));
+    let stderr = server.stderr_containing("plugin stderr:");
+    server.stderr_containing("plugin stdout:");
+    assert!(
+        stderr.contains(" bytes cut) …"),
+        "{}",
+        brief(&json!(stderr))
+    );
+    assert_few_words(&server, &result, ping, "100 MiB of stdout and of stderr");
+    assert_words_still_served(&mut server);
+}
+
+#[test]
+fn a_panic_far_over_the_output_limit_while_listing_is_logged_cut() {
+    let dir = words_folder(Some("[env]\nset = { HOSTILE_MODE = \"list-panic\" }\n"));
+    let mut server = serve(dir.path());
+    let stderr = server.stderr_containing("skipping plugin");
+    let refusal = stderr
+        .lines()
+        .find(|line| line.contains("skipping plugin") && line.contains("hostile-messages"))
+        .unwrap();
+    assert!(
+        refusal.contains("panicked at") && refusal.contains(" bytes cut) …"),
+        "{}",
+        brief(&json!(refusal))
+    );
+    assert_few_words(
+        &server,
+        &json!(null),
+        Duration::ZERO,
+        "a panic of 64 MiB in `list`",
+    );
+    assert_still_serves(&mut server);
+}

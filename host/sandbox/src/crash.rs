@@ -16,7 +16,8 @@
 //!   exception`.
 //!
 //! [`report`] keeps the first part of each and drops the rest; the trap and
-//! the whole stderr stay in the debug log.
+//! stderr stay in the debug log. The report, like stderr in the log, is cut
+//! to a few KiB by the sandbox (`plugin_text`).
 
 /// Where the contract's shapes in Python and JavaScript are written down,
 /// for an author whose plugin returned a value of the wrong shape.

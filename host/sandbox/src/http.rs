@@ -21,6 +21,7 @@ use http::uri::{Authority, Scheme};
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
 use crate::manifest::HttpGrant;
+use crate::plugin_text;
 
 /// The per-call policy handed to wasmtime-wasi-http.
 pub struct HttpPolicy {
@@ -49,14 +50,19 @@ impl WasiHttpHooks for HttpPolicy {
         let grant = self.grant.clone();
         let plugin = self.plugin.clone();
         Box::new(async move {
-            let address = checked_address(grant.as_ref(), request.uri()).await.inspect_err(|reason| {
-                tracing::warn!(plugin = %plugin, "HTTP request to {} not sent: {reason}", request.uri());
-            });
+            let address = checked_address(grant.as_ref(), request.uri())
+                .await
+                .inspect_err(|reason| {
+                    let uri = plugin_text::cut(&request.uri().to_string());
+                    let reason = plugin_text::cut(&reason.to_string());
+                    tracing::warn!(plugin = %plugin, "HTTP request to {uri} not sent: {reason}");
+                });
             let address = address.map_err(Refusal::into_error)?;
             if request.uri().scheme() == Some(&Scheme::HTTP) {
                 pin_to_address(&mut request, address)?;
             }
-            tracing::info!(plugin = %plugin, "HTTP {} {}", request.method(), request.uri());
+            let uri = plugin_text::cut(&request.uri().to_string());
+            tracing::info!(plugin = %plugin, "HTTP {} {uri}", request.method());
             use http_body_util::BodyExt;
             let (response, io) = wasmtime_wasi_http::default_send_request(request, options).await?;
             Ok((

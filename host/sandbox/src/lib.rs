@@ -37,6 +37,7 @@ mod naming;
 mod offerings;
 mod output;
 pub mod plugin;
+mod plugin_text;
 mod quota;
 pub mod sandbox;
 pub mod schema;

@@ -36,7 +36,7 @@ use crate::sandbox::{CallState, Failure, Sandbox, Spent};
 use crate::units::group_digits;
 use crate::units::human_bytes;
 use crate::validation::Rejection;
-use crate::{imports, metadata, missing_grant, output, validation};
+use crate::{imports, metadata, missing_grant, output, plugin_text, validation};
 
 /// What a completion is of, in a plugin's own terms: its prompt or its
 /// template, by index.
@@ -375,10 +375,10 @@ impl Plugin {
                     Err(resources::ReadError::NotFound) => {
                         (Err(ReadError::NotFound), Outcome::NotFound)
                     }
-                    Err(resources::ReadError::Failed(message)) => (
-                        Err(ReadError::Failed(format!("{what} failed: {message}"))),
-                        Outcome::Error,
-                    ),
+                    Err(resources::ReadError::Failed(message)) => {
+                        let (message, outcome) = self.plugin_failed(&what, " failed", message);
+                        (Err(ReadError::Failed(message)), outcome)
+                    }
                 }
             }
         };
@@ -448,14 +448,18 @@ impl Plugin {
                         Ok(output) => (Ok(output), Outcome::Ok),
                         Err(message) => (Err(PromptError::Failed(message)), Outcome::BadOutput),
                     },
-                    Err(prompts::GetError::InvalidArguments(message)) => (
-                        Err(PromptError::InvalidArguments(format!("{what}: {message}"))),
-                        Outcome::InvalidArguments,
-                    ),
-                    Err(prompts::GetError::Failed(message)) => (
-                        Err(PromptError::Failed(format!("{what} failed: {message}"))),
-                        Outcome::Error,
-                    ),
+                    Err(prompts::GetError::InvalidArguments(message)) => {
+                        let (message, outcome) = self.plugin_failed(&what, "", message);
+                        let outcome = match outcome {
+                            Outcome::Error => Outcome::InvalidArguments,
+                            over => over,
+                        };
+                        (Err(PromptError::InvalidArguments(message)), outcome)
+                    }
+                    Err(prompts::GetError::Failed(message)) => {
+                        let (message, outcome) = self.plugin_failed(&what, " failed", message);
+                        (Err(PromptError::Failed(message)), outcome)
+                    }
                 }
             }
         };
@@ -666,6 +670,26 @@ impl Plugin {
                     retry_after(wait)
                 ),
                 outcome: Outcome::Refused("rate-limit"),
+    /// What to tell the client of `what` (`Reading … from plugin …`,
+    /// `Prompt …`) ending with the plugin's own words `message` (a
+    /// `failed` or an `invalid-arguments`), after `verb` (` failed`, or
+    /// nothing): the message measured against the `output` limit and cut
+    /// (see `plugin_text`), and the plugin's string freed. Over the limit,
+    /// the message says so and the outcome is bad output; within it, the
+    /// plugin's error.
+    fn plugin_failed(&self, what: &str, verb: &str, message: String) -> (String, Outcome) {
+        let limit = self.manifest.limits.output_bytes;
+        let shown = plugin_text::shown(&message, limit);
+        drop(message);
+        match shown.over_limit_note(limit) {
+            None => (format!("{what}{verb}: {}", shown.text), Outcome::Error),
+            Some(note) => (
+                format!("{what}{verb}, with {note}: {}", shown.text),
+                Outcome::BadOutput,
+            ),
+        }
+    }
+
             });
         }
         Ok(permit)

@@ -37,6 +37,7 @@ use crate::http::HttpPolicy;
 use crate::limits::Limits;
 use crate::manifest::Manifest;
 use crate::missing_grant;
+use crate::plugin_text;
 use crate::quota::TokenBucket;
 use crate::state::keyvalue::{KeyValueView, StateAccess};
 use crate::state::{self, StateStore};
@@ -65,9 +66,6 @@ const MAX_PROGRESS_EVENTS: u32 = 1_000;
 /// Distinct URIs one call may say were updated (`host.resource-updated`);
 /// the rest are dropped.
 pub const MAX_UPDATED_PER_CALL: usize = 100;
-
-/// Longest log or progress message passed on, in bytes.
-const MAX_LOG_MESSAGE: usize = 16 * 1024;
 
 /// Bytes of log and progress messages a single call may send in all; the
 /// rest are dropped. Each becomes a notification the transport queues for
@@ -531,6 +529,7 @@ impl Sandbox {
             prompts_changed: false,
             updated: Updated::default(),
             event_bytes: 0,
+            output_limit: limits.output_bytes,
             stdout,
             stderr,
             http_ctx: WasiHttpCtx::new(),
@@ -659,24 +658,28 @@ fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits, stderr: S
         // The trap itself, not the wasm backtrace wrapped around it: the
         // guest's stderr (a panic message, a traceback) says more. A crash
         // its runtime reported is shown as the runtime said it; the trap
-        // (always `unreachable` then) and the whole stderr go to the debug
-        // log.
+        // (always `unreachable` then) and stderr go to the debug log. The
+        // plugin's words in each are cut (see `plugin_text`): a panic
+        // message can be as long as the guest's memory.
         Some(trap) => {
             let stderr = without_advice(stderr);
             match crash::report(&stderr) {
                 Some(report) => {
+                    let stderr = plugin_text::cut(&stderr);
                     tracing::debug!(plugin = %state.plugin, "the plugin crashed: {trap}\nplugin stderr:\n{stderr}");
-                    Failure::Crashed { report }
+                    Failure::Crashed {
+                        report: plugin_text::cut(&report),
+                    }
                 }
                 None => Failure::Trap {
-                    message: trap.to_string(),
-                    stderr,
+                    message: plugin_text::cut(&trap.to_string()),
+                    stderr: plugin_text::cut(&stderr),
                 },
             }
         }
         None => Failure::Trap {
-            message: err.root_cause().to_string(),
-            stderr: without_advice(stderr),
+            message: plugin_text::cut(&err.root_cause().to_string()),
+            stderr: plugin_text::cut(&without_advice(stderr)),
         },
     }
 }
@@ -759,6 +762,9 @@ pub struct CallState {
     updated: Updated,
     /// Bytes of log and progress messages sent so far.
     event_bytes: usize,
+    /// The plugin's `output` limit, which its log and progress messages
+    /// are measured against (see `plugin_text`).
+    output_limit: usize,
     stdout: Captured,
     stderr: Captured,
     http_ctx: WasiHttpCtx,
@@ -777,17 +783,31 @@ impl CallState {
         }
     }
 
-    /// Logs captured stdout and stderr; returns stderr for error messages.
+    /// Logs captured stdout and stderr, each cut (see `plugin_text`);
+    /// returns stderr as captured, for the crash report to be found in.
     fn drain_output(&self) -> String {
         let stdout = self.stdout.text();
         let stderr = self.stderr.text();
         if !stdout.is_empty() {
+            let stdout = plugin_text::cut(&stdout);
             tracing::info!(target: PLUGIN_TARGET, plugin = %self.plugin, "plugin stdout:\n{stdout}");
         }
         if !stderr.is_empty() {
+            let stderr = plugin_text::cut(&stderr);
             tracing::info!(target: PLUGIN_TARGET, plugin = %self.plugin, "plugin stderr:\n{stderr}");
         }
         stderr
+    }
+
+    /// A log or progress message as it is passed on: cut, with a note when
+    /// it was over the output limit. The plugin's string is freed here.
+    fn shown_message(&self, message: String) -> String {
+        let shown = plugin_text::shown(&message, self.output_limit);
+        drop(message);
+        match shown.over_limit_note(self.output_limit) {
+            Some(note) => format!("{} ({note})", shown.text),
+            None => shown.text,
+        }
     }
 
     fn emit(&mut self, event: CallEvent) {
@@ -840,9 +860,9 @@ impl WasiHttpView for CallState {
 impl types::Host for CallState {}
 
 impl bindings::v0_1::corral::plugin::host::Host for CallState {
-    fn log(&mut self, level: types::LogLevel, mut message: String) {
+    fn log(&mut self, level: types::LogLevel, message: String) {
         self.log_events = self.log_events.saturating_add(1);
-        truncate_utf8(&mut message, MAX_LOG_MESSAGE);
+        let message = self.shown_message(message);
         if !self.within_event_budget("log", self.log_events, MAX_LOG_EVENTS, message.len()) {
             return;
         }
@@ -864,10 +884,7 @@ impl bindings::v0_1::corral::plugin::host::Host for CallState {
 
     fn progress(&mut self, done: f64, total: Option<f64>, message: Option<String>) {
         self.progress_events = self.progress_events.saturating_add(1);
-        let message = message.map(|mut m| {
-            truncate_utf8(&mut m, MAX_LOG_MESSAGE);
-            m
-        });
+        let message = message.map(|m| self.shown_message(m));
         let bytes = message.as_ref().map_or(0, String::len);
         if !self.within_event_budget("progress", self.progress_events, MAX_PROGRESS_EVENTS, bytes) {
             return;
@@ -1031,19 +1048,6 @@ fn spawn_epoch_ticker(engine: wasmtime::EngineWeak) {
             }
         })
         .expect("spawning the epoch thread");
-}
-
-fn truncate_utf8(text: &mut String, max: usize) {
-    if text.len() > max {
-        let mut end = max;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-        text.push_str("… (truncated)");
-        // The guest's string may have been megabytes: keep none of it.
-        text.shrink_to_fit();
-    }
 }
 
 #[cfg(test)]

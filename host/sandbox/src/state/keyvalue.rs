@@ -187,7 +187,7 @@ impl store::Host for KeyValueView<'_> {
     async fn open(&mut self, identifier: String) -> Result<Resource<Bucket>, Error> {
         let access = self.spend(1)?;
         if !access.grant.buckets.contains(&identifier) {
-            tracing::debug!(plugin = %access.plugin, bucket = %identifier.escape_debug(), "refused to open a bucket its grant does not list");
+            tracing::debug!(plugin = %access.plugin, bucket = %crate::plugin_text::cut(&identifier).escape_debug(), "refused to open a bucket its grant does not list");
             return Err(Error::AccessDenied);
         }
         if access.backend.is_none() {
