@@ -35,8 +35,6 @@
 
 wit_bindgen::generate!({ world: "plugin-full", path: "../../../wit" });
 
-use std::io::Write as _;
-
 use corral::plugin::host;
 use corral::plugin::types::{Content, LogLevel, Role, TextContent};
 use exports::corral::plugin::completion::{self, Completions, Reference};
