@@ -12,8 +12,10 @@
 //! tool. Its docstring lists the differences allowed, each with its reason:
 //! `schema` (Corral's validator words the refusals), `info` (no birth time or
 //! permission bits in WASI), `title annotation`, `mirror` (the host's JSON
-//! copy of structuredContent), `absolute link` (the sandbox does not follow
-//! symlinks with absolute targets) and `link sizes`.
+//! copy of structuredContent in `read_media_file`'s results, the only ones
+//! without text; every result with text is compared exactly), `absolute
+//! link` (the sandbox does not follow symlinks with absolute targets) and
+//! `link sizes`.
 
 use std::ffi::OsStr;
 use std::process::Command;

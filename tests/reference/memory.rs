@@ -13,11 +13,10 @@
 //! temporary file is left. A sixth session, the plugin's alone, makes 8 x 16
 //! concurrent first calls on a legacy memory.json, each of which tries the
 //! migration, and compares their answers with the original's (203 calls in
-//! all). The differences it allows, each with its reason, are in
-//! its docstring: `mirror` (Corral adds the structured content as a text
-//! item when no text item holds it), `schema` (Corral's validator refuses
-//! bad arguments in its own words) and `parse` (V8 and SpiderMonkey word
-//! JSON.parse errors differently).
+//! all). Every successful result must be the original's exactly; the
+//! differences it allows, each with its reason, are in its docstring:
+//! `schema` (Corral's validator refuses bad arguments in its own words) and
+//! `parse` (V8 and SpiderMonkey word JSON.parse errors differently).
 
 use std::ffi::OsStr;
 use std::process::Command;

@@ -45,11 +45,14 @@ ALLOWED differences, each with its reason (and the narrowest comparison):
    original sets only `title`. Compared: the annotations without `title`,
    and annotations.title equal to the tool's title.
 
-4. "mirror" (every call with structuredContent): Corral's host mirrors
-   structuredContent in a JSON text block when no text block already holds
-   it, as MCP asks of tools for clients older than structuredContent; the
-   original does not. Compared: Corral's content without its last block,
-   which must be a text block whose JSON equals structuredContent.
+4. "mirror" (read_media_file, the one tool whose results have
+   structuredContent and no text): Corral's host adds a result's
+   structuredContent as a last JSON text block when the result has no text
+   of its own, as MCP advises tools for clients that cannot read
+   structuredContent; the original does not. Compared: Corral's content
+   without its last block, which must be a text block whose JSON equals
+   structuredContent. Every result with text is compared exactly: the host
+   adds nothing to it.
 
 5. "absolute link": a symlink whose target is an absolute path. The sandbox
    (cap-std, under wasmtime's WASI) neither reads nor follows such a link,
@@ -360,9 +363,8 @@ def original_params(node, entry, fx):
 def corral_params(corral, wasm, workdir, fx):
     """Corral serving the plugin with data and data2 granted read-write,
     each under its host path. Results
-    may hold a 2 MiB file three times over (text, structured content and
-    its JSON mirror): the output limit is raised as the docs' manifest
-    does."""
+    may hold a 2 MiB file twice (text and structured content): the output
+    limit is raised as the docs' manifest does."""
     plugins = f"{workdir}/plugins"
     os.makedirs(plugins, exist_ok=True)
     shutil.copy(wasm, f"{plugins}/filesystem.wasm")
@@ -392,8 +394,8 @@ PERMISSIONS_CORRAL = "permissions: unknown (WASI does not expose permission bits
 
 def info_lines(result, permissions):
     """get_file_info's text with the ALLOWED 2 lines checked and taken out;
-    None when they are malformed."""
-    if result["isError"]:
+    None when they are malformed, or the text is not the one block."""
+    if result["isError"] or len(result["content"]) != 1:
         return None
     text = result["content"][0]["text"]
     if result["structuredContent"] != {"content": text}:
@@ -412,12 +414,15 @@ def info_lines(result, permissions):
     return kept
 
 
-def unmirrored(corral):
-    """Corral's result without the JSON text block the host adds to mirror
-    structuredContent (ALLOWED 4): it must be there, last, and hold exactly
-    the structured content."""
+def unmirrored(original, corral):
+    """Corral's result without the JSON text block the host adds to a
+    structured result that has no text (ALLOWED 4): where the original's
+    result has structuredContent and no text block, Corral's must have that
+    block, last, holding exactly the structured content. Any other result
+    is returned as it is, to be compared exactly."""
     structured = corral["structuredContent"]
-    if structured is None:
+    has_text = any(item.get("type") == "text" for item in original["content"] or [])
+    if structured is None or original["structuredContent"] is None or has_text:
         return corral
     content = corral["content"]
     if not content or content[-1].get("type") != "text":
@@ -439,7 +444,7 @@ def absolute_link_refusal(link, dirs):
 
 
 def compare(expect, original, corral, tool, arguments=None, fx=None):
-    corral = unmirrored(corral)
+    corral = unmirrored(original, corral)
     if expect == "absolute link":
         path = arguments["path"]
         link = path if os.path.basename(path).startswith("link_") else os.path.dirname(path)
@@ -476,7 +481,8 @@ def link_sizes(original, corral):
     theirs = original["content"][0]["text"].split("\n") if not original["isError"] else None
     ours = corral["content"][0]["text"].split("\n") if not corral["isError"] else None
     if theirs is None or ours is None or original["structuredContent"] != {"content": original["content"][0]["text"]} \
-            or corral["structuredContent"] != {"content": corral["content"][0]["text"]}:
+            or corral["structuredContent"] != {"content": corral["content"][0]["text"]} \
+            or len(original["content"]) != 1 or len(corral["content"]) != 1:
         return [f"both should list:\n  original: {short(original)}\n  corral:   {short(corral)}"]
     def expected(line):
         name = line[len("[FILE] "):].rstrip()

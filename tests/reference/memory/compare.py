@@ -52,17 +52,13 @@ Compared, for every call: the content (type and text), structuredContent and
 isError. For tools/list: the set of tools, and each tool's name, title,
 description, inputSchema, outputSchema and annotations.
 
+Every successful result is compared exactly: each of the original's has a
+text item (JSON or a sentence), and Corral's host adds structured content as
+JSON text only to a result without one (host/mcp/src/shape.rs).
+
 ALLOWED differences, each with its reason:
 
-1. "mirror": when no text item of a successful result holds its
-   structuredContent as JSON (create_entities answers the added entities as
-   a JSON array, the delete tools a sentence), Corral appends one text item
-   that does, as the MCP revisions with structured content ask of a tool
-   for older clients; Corral does it for every plugin (host/mcp/src/shape.rs).
-   Checked exactly: Corral's content is the original's plus one last text
-   item whose JSON equals the structuredContent; nothing else may differ.
-
-2. "schema": arguments that break the input schema both servers advertise
+1. "schema": arguments that break the input schema both servers advertise
    (a missing field, a wrong type). Both refuse them with isError and no
    structuredContent, and neither touches the file; the words differ. The
    original's SDK reports zod's issues ("MCP error -32602: Input validation
@@ -70,7 +66,7 @@ ALLOWED differences, each with its reason:
    before the plugin runs and answers with its own message ("Invalid
    arguments for tool `create_entities`: ..."), the same for every plugin.
 
-3. "parse": a line of the file that is not JSON. Both fail the call with the
+2. "parse": a line of the file that is not JSON. Both fail the call with the
    engine's JSON.parse message, which V8 (Node) and SpiderMonkey (the
    plugin's engine) word differently ("Unexpected token ..." against
    "JSON.parse: unexpected character ..."): both must be isError, without
@@ -78,7 +74,6 @@ ALLOWED differences, each with its reason:
 """
 
 import asyncio
-import json
 import os
 import shutil
 import sys
@@ -115,8 +110,8 @@ READ = ("read_graph", {})
 LONG = "A long observation. " * 5000  # 100,000 characters
 ODD = 'quote " backslash \\ newline \n tab \t nul \x00 line-separator \u2028 emoji 🧠 RTL مرحبا'
 
-# (label, tool, arguments, expectation): "same" (every field equal, but for
-# ALLOWED 1), "schema" (ALLOWED 2) or "parse" (ALLOWED 3).
+# (label, tool, arguments, expectation): "same" (every field equal),
+# "schema" (ALLOWED 1) or "parse" (ALLOWED 2).
 MAIN = [
     ("read_graph with no file", *READ, "same"),
     ("search_nodes with no file", "search_nodes", {"query": "anything"}, "same"),
@@ -315,40 +310,11 @@ async def run(params, calls):
         return entries, results
 
 
-def holds_as_text(content, structured):
-    for item in content:
-        if item.get("type") == "text":
-            try:
-                if json.loads(item["text"]) == structured:
-                    return True
-            except ValueError:
-                pass
-    return False
-
-
-def mirrored(original):
-    """The original's result as Corral sends it (ALLOWED 1): its
-    structuredContent also as a last text item, when no text item holds it."""
-    structured = original["structuredContent"]
-    if original["isError"] or structured is None or holds_as_text(original["content"], structured):
-        return original
-    return dict(original, content=original["content"] + [{"type": "text", "text": "<the structuredContent as JSON>"}])
-
-
 def compare(tool, expect, original, corral):
     """The problems with one call's pair of results."""
     problems = []
     if expect == "same":
-        expected = mirrored(original)
-        content = corral["content"]
-        if expected is not original and content:
-            # The appended item's text must be the structured content as JSON.
-            last = content[-1]
-            if last.get("type") != "text" or not holds_as_text([last], corral["structuredContent"]):
-                problems.append(f"corral's last item is not its structuredContent as JSON: {short(last)}")
-            else:
-                content = content[:-1] + [{"type": "text", "text": "<the structuredContent as JSON>"}]
-        if dict(corral, content=content) != expected:
+        if corral != original:
             problems.append(f"results differ:\n  original: {short(original)}\n  corral:   {short(corral)}")
         return problems
     for name, result in (("original", original), ("corral", corral)):
