@@ -364,17 +364,14 @@ pub struct Catalog {
 
 /// The most work a read may spend matching its URI against the served
 /// templates, in work units (one per byte of the URI or a template looked
-/// at, and a few per part of a template): a few milliseconds of one core.
-/// A 2,048-byte URI that nearly matches 1,000 templates of 1 KiB (the
-/// bounds of one plugin; `tests/plugins/hostile-resources`) costs 3.4
-/// million units, 3 to 10 ms on a busy two-core machine; the same against
-/// the 1,000 templates as the matcher before it counted took over 200 ms.
-pub const READ_MATCH_UNITS: u64 = 4_000_000;
+/// at, and a few per part of a template): a few milliseconds of one core
+/// (see `corral_sandbox::uri_template::MATCH_UNITS`).
+pub const READ_MATCH_UNITS: u64 = corral_sandbox::uri_template::MATCH_UNITS;
 
 /// Reads whose matching costs at most this many units are matched where
 /// the request runs (tens of microseconds); the others on a blocking
 /// thread.
-pub const INLINE_MATCH_UNITS: u64 = 20_000;
+pub const INLINE_MATCH_UNITS: u64 = corral_sandbox::uri_template::INLINE_MATCH_UNITS;
 
 /// Updated URIs a session may fall behind by before it misses some (it
 /// is then told of none of those: see `HostEvents`): as many as one flush

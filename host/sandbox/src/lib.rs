@@ -43,6 +43,7 @@ pub mod sandbox;
 pub mod schema;
 pub mod state;
 pub mod units;
+mod updated;
 pub mod uri_template;
 pub mod user_dirs;
 mod validation;

@@ -35,6 +35,7 @@ use crate::quota::{TokenBucket, retry_after};
 use crate::sandbox::{CallState, Failure, Sandbox, Spent};
 use crate::units::group_digits;
 use crate::units::human_bytes;
+use crate::updated::Served;
 use crate::validation::Rejection;
 use crate::{imports, metadata, missing_grant, output, plugin_text, validation};
 
@@ -57,8 +58,9 @@ pub struct Plugin {
     /// Which interfaces the component exports.
     exports: Exports,
     tools: Vec<CheckedTool>,
-    resources: Vec<ResourceDef>,
-    templates: Vec<CheckedTemplate>,
+    /// Shared with the matching of updated URIs (`updated`).
+    resources: Arc<[ResourceDef]>,
+    templates: Arc<[CheckedTemplate]>,
     prompts: Vec<PromptDef>,
     /// One bucket per tool, in `tools` order; shared with the versions
     /// [`Plugin::relist`] makes, for the tools they keep.
@@ -162,8 +164,8 @@ impl Plugin {
             pre,
             manifest,
             tools,
-            resources,
-            templates,
+            resources: resources.into(),
+            templates: templates.into(),
             prompts,
             buckets,
             running: Arc::new(tokio::sync::Semaphore::new(limits.concurrency as usize)),
@@ -203,8 +205,8 @@ impl Plugin {
             manifest: self.manifest.clone(),
             exports: self.exports,
             tools,
-            resources,
-            templates,
+            resources: resources.into(),
+            templates: templates.into(),
             prompts,
             buckets,
             running: self.running.clone(),
@@ -250,13 +252,6 @@ impl Plugin {
     /// Which interfaces the plugin exports.
     pub fn exports(&self) -> Exports {
         self.exports
-    }
-
-    /// Whether the plugin serves `uri`: lists it, or has a template that
-    /// matches it.
-    pub fn serves(&self, uri: &str) -> bool {
-        self.resources.iter().any(|r| r.uri == uri)
-            || self.templates.iter().any(|t| t.template.matches(uri))
     }
 
     /// The version of the plugin contract the plugin targets.
@@ -329,11 +324,11 @@ impl Plugin {
             if spent.lists_changed() {
                 self.sandbox.tools_changed().mark(&self.path);
             }
-            for uri in spent.take_updated() {
-                if self.serves(&uri) {
-                    self.sandbox.resource_updates().mark(uri);
-                }
-            }
+            let served = Served {
+                resources: self.resources.clone(),
+                templates: self.templates.clone(),
+            };
+            served.publish(&self.sandbox, &self.name, spent.take_updated());
         }
         if let (Some(events), Some(message)) = (events, warning) {
             events(CallEvent::Log {
@@ -670,6 +665,11 @@ impl Plugin {
                     retry_after(wait)
                 ),
                 outcome: Outcome::Refused("rate-limit"),
+            });
+        }
+        Ok(permit)
+    }
+
     /// What to tell the client of `what` (`Reading … from plugin …`,
     /// `Prompt …`) ending with the plugin's own words `message` (a
     /// `failed` or an `invalid-arguments`), after `verb` (` failed`, or
@@ -688,11 +688,6 @@ impl Plugin {
                 Outcome::BadOutput,
             ),
         }
-    }
-
-            });
-        }
-        Ok(permit)
     }
 
     /// The message for output of `size` bytes past the plugin's limit.

@@ -338,6 +338,19 @@ impl UriTemplate {
 /// byte of the two together (the sum over its steps; the tests check it).
 pub const UNITS_PER_BYTE: u64 = 16;
 
+/// The most work one read may spend matching its URI against every
+/// served template, and one call's updated URIs against its plugin's
+/// (`host.resource-updated`): a few milliseconds of one core. A 2,048-byte
+/// URI that nearly matches 1,000 templates of 1 KiB (the bounds of one
+/// plugin; `tests/plugins/hostile-resources`) costs 3.4 million units, 3 to
+/// 10 ms on a busy two-core machine (the matcher before this one, which did
+/// not count, took over 200 ms).
+pub const MATCH_UNITS: u64 = 4_000_000;
+
+/// Matching that costs at most this many units runs where the request or
+/// the call runs (tens of microseconds); beyond, on a blocking thread.
+pub const INLINE_MATCH_UNITS: u64 = 20_000;
+
 /// What each part of a template costs to match besides the bytes it reads
 /// (a template of 1,024 bytes has at most 683 parts, since an expression
 /// takes three bytes at least).

@@ -13,7 +13,9 @@
 //!   bound is 1,024 bytes), all starting `hostile://near/`, that a URI of
 //!   `a`s after it nearly matches and none matches, each of a shape that
 //!   made the old matcher scan the rest of the URI once per expression
-//!   (see [`near_template`]); reading any `hostile://near/` URI answers.
+//!   (see [`near_template`]); reading any `hostile://near/` URI answers,
+//!   and says `host.resource-updated` for 100 URIs of 2,048 bytes that
+//!   nearly match them too (as much matching as 100 reads).
 //!
 //! Resources and templates (unset mode):
 //! - `hostile://ok`: a short text, to show the plugin still serves;
@@ -195,6 +197,10 @@ impl resources::Guest for HostileResources {
             return Ok(text(uri, "the knot matched".into()));
         }
         if uri.starts_with(NEAR_PREFIX) {
+            for i in 0..100 {
+                let a = "a".repeat(2_048 - NEAR_PREFIX.len() - 3);
+                host::resource_updated(&format!("{NEAR_PREFIX}{a}{i:03}"));
+            }
             return Ok(text(uri, "a near template matched".into()));
         }
         Err(ReadError::NotFound)
