@@ -324,11 +324,14 @@ impl Plugin {
             if spent.lists_changed() {
                 self.sandbox.tools_changed().mark(&self.path);
             }
-            let served = Served {
-                resources: self.resources.clone(),
-                templates: self.templates.clone(),
-            };
-            served.publish(&self.sandbox, &self.name, spent.take_updated());
+            let updated = spent.take_updated();
+            if !updated.is_empty() {
+                let served = Served {
+                    resources: self.resources.clone(),
+                    templates: self.templates.clone(),
+                };
+                served.publish(&self.sandbox, &self.name, updated);
+            }
         }
         if let (Some(events), Some(message)) = (events, warning) {
             events(CallEvent::Log {

@@ -280,7 +280,8 @@ impl Default for SandboxOptions {
 }
 
 /// The engine, the linker and the epoch ticker shared by every plugin, the
-/// server-wide rate limit, and the admission of heavy schema validations.
+/// server-wide rate limit, and the admission of heavy schema validations
+/// and template matchings.
 pub struct Sandbox {
     engine: Engine,
     linker: Linker<CallState>,
@@ -289,6 +290,9 @@ pub struct Sandbox {
     /// Schema validations too large to run on an async worker run on a
     /// blocking thread, one at a time (see `validation`).
     heavy_validations: tokio::sync::Semaphore,
+    /// Matchings of a call's updated URIs too large to run on an async
+    /// worker run on a blocking thread, one at a time (see `updated`).
+    heavy_matches: tokio::sync::Semaphore,
     /// Calls' work left for after their answers (spent instances of this
     /// engine's pool among it).
     after_answer: AfterAnswer,
@@ -344,6 +348,7 @@ impl Sandbox {
             options,
             global,
             heavy_validations: tokio::sync::Semaphore::new(1),
+            heavy_matches: tokio::sync::Semaphore::new(1),
             after_answer: AfterAnswer::default(),
             tools_changed: ToolsChanged::default(),
             resource_updates: ResourceUpdates::default(),
@@ -361,6 +366,11 @@ impl Sandbox {
     /// Admits one heavy schema validation at a time.
     pub fn heavy_validations(&self) -> &tokio::sync::Semaphore {
         &self.heavy_validations
+    }
+
+    /// Admits one heavy matching of a call's updated URIs at a time.
+    pub(crate) fn heavy_matches(&self) -> &tokio::sync::Semaphore {
+        &self.heavy_matches
     }
 
     /// Runs `work` (a spent instance's drop, an audit line) once the answer
@@ -700,9 +710,6 @@ fn without_advice(stderr: String) -> String {
     kept.join("\n").trim_end().to_owned()
 }
 
-/// Whether `bytes` are a core WebAssembly module (binary format version 1)
-/// rather than a component (the same magic number, then a version and
-/// layer of their own).
 /// Why `bytes` cannot be a component, read from its 8-byte header: one line
 /// an author can act on (its callers say "not a valid WebAssembly component"
 /// before it). The parser says it too, but over a dozen lines of

@@ -8,21 +8,16 @@
 //! [`MATCH_UNITS`] together, counted as a read's are
 //! ([`UriTemplate::matches_counting`]), the ones past it dropped with one
 //! debug line; and past [`INLINE_MATCH_UNITS`] the matching goes on on a
-//! blocking thread, one call's at a time for the whole server, so that it
+//! blocking thread, one call's at a time for the whole server (admitted by
+//! the sandbox, as heavy schema validations are), so that it
 //! never holds up the async workers that answer `ping`.
 
-use std::sync::{Arc, LazyLock};
-
-use tokio::sync::Semaphore;
+use std::sync::Arc;
 
 use crate::offerings::CheckedTemplate;
 use crate::sandbox::Sandbox;
 use crate::uri_template::{INLINE_MATCH_UNITS, MATCH_UNITS};
 use corral_tool::ResourceDef;
-
-/// Admits the calls whose URIs are matched on a blocking thread, one at a
-/// time.
-static HEAVY: LazyLock<Semaphore> = LazyLock::new(|| Semaphore::new(1));
 
 /// What a plugin serves, shared with the plugin, for matching off the call.
 #[derive(Debug, Clone)]
@@ -44,6 +39,7 @@ impl Served {
             return;
         };
         let rest: Vec<String> = std::iter::once(rest).chain(uris).collect();
+        let admitting = sandbox.clone();
         let (served, sandbox, plugin) = (self.clone(), sandbox.clone(), plugin.to_owned());
         let finish = move || {
             let mut uris = rest.into_iter();
@@ -61,7 +57,8 @@ impl Served {
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 runtime.spawn(async move {
-                    let _permit = HEAVY
+                    let _permit = admitting
+                        .heavy_matches()
                         .acquire()
                         .await
                         .expect("the semaphore is never closed");
