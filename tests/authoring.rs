@@ -607,7 +607,8 @@ fn keeps_state(project: &Path, name: &str, entry: &str, source: &str, wrong_fiel
 }
 
 /// JavaScript projects keep console output on, so that an error escaping
-/// the plugin (a bug, not bad input) arrives with its message and stack.
+/// the plugin (a bug, not bad input) arrives with its class, message and
+/// stack.
 #[test]
 fn javascript() {
     let (_parent, project) = scaffold_builds_and_serves("js", "greet-js", &[]);
@@ -619,10 +620,10 @@ fn javascript() {
     run("js ./build (a bug)", &mut script(&project, "build"), true);
     let result = call(&project, "greet-js", r#"{"name": "Ada"}"#, false);
     let text = first_text(&result);
-    // The exception and its stack, without the trap it ends in, the
-    // runtime's abort line or its generated glue's frame.
+    // The exception, its class and its stack, without the trap it ends in,
+    // the runtime's abort line or its generated glue's frame.
     assert!(
-        text.starts_with(r#"Tool `greet-js` failed: the plugin threw an exception: can't access property "boom" of null"#)
+        text.starts_with(r#"Tool `greet-js` failed: the plugin threw an exception: TypeError: can't access property "boom" of null"#)
             && text.contains("greet@tool.js:")
             && !text.contains("unreachable")
             && !text.contains("mozalloc_abort")
@@ -643,7 +644,9 @@ fn javascript() {
 /// guest-types) and type-checks the project with tsc before it builds
 /// anything. A type error in the tool fails the build with tsc's own words,
 /// file(line,column) and the error, and leaves the last good plugin as it
-/// was; so does reaching for Node, which a plugin does not have.
+/// was; so does reaching for Node, which a plugin does not have. An error
+/// escaping the plugin names its class, and its stack points at the .ts
+/// files, line and column, not at tsc's JavaScript.
 #[test]
 fn typescript() {
     let (_parent, project) = scaffold_builds_and_serves("ts", "greet-ts", &[]);
@@ -657,12 +660,46 @@ fn typescript() {
         "{declared}"
     );
     let wasm = project.join("greet-ts.wasm");
-    let built = std::fs::read(&wasm).unwrap();
-
     let tool = project.join("tool.ts");
     let source = std::fs::read_to_string(&tool).unwrap();
     let good = "return `Hello, ${trimmed}!`;";
     let broken = source.replace(good, "return trimmed.length;");
+
+    // A bug: a TypeError thrown in tool.ts, called from plugin.ts.
+    let buggy = source.replace(good, "return (null as unknown as { boom: string }).boom;");
+    assert_ne!(source, buggy, "tool.ts changed: update this test");
+    std::fs::write(&tool, &buggy).unwrap();
+    run("ts ./build (a bug)", &mut script(&project, "build"), true);
+    let result = call(&project, "greet-ts", r#"{"name": "Ada"}"#, false);
+    let text = first_text(&result);
+    // Where the engine points, FILE:LINE:COLUMN: the statement in tool.ts,
+    // and the opening parenthesis of the call of greet in plugin.ts.
+    let at = |file: &str, text: &str, what: &str, offset: usize| {
+        text.lines()
+            .enumerate()
+            .find_map(|(i, line)| {
+                let column = line.find(what)? + offset + 1;
+                Some(format!("{file}:{}:{column}", i + 1))
+            })
+            .unwrap_or_else(|| panic!("{file} has no {what}: update this test"))
+    };
+    let plugin_source = std::fs::read_to_string(project.join("plugin.ts")).unwrap();
+    let in_tool = at("tool.ts", &buggy, "return (null", 0);
+    let in_plugin = at(
+        "plugin.ts",
+        &plugin_source,
+        "greet(args.name)",
+        "greet".len(),
+    );
+    assert!(
+        text.starts_with(&format!(
+            "Tool `greet-ts` failed: the plugin threw an exception: TypeError: can't access property \"boom\" of null\n\
+             Stack:\n  greet@{in_tool}\n  call@{in_plugin}"
+        )) && !text.contains(".js:"),
+        "{result}"
+    );
+    let built = std::fs::read(&wasm).unwrap();
+
     assert_ne!(source, broken, "tool.ts changed: update this test");
     // Where tsc will point: the line of the return, at its first character.
     let (line, column) = source
