@@ -1076,8 +1076,9 @@ fn dev_builds_serves_and_rebuilds_on_every_edit() {
     );
     let project = parent.path().join("greet-dev");
     let mut server = support::Server::dev(&project);
+    // No `logging/setLevel`: as the official SDKs' default session, the
+    // author hears each build's outcome all the same.
     server.initialize("2025-11-25");
-    server.result("logging/setLevel", serde_json::json!({"level": "info"}));
 
     // Whatever a call answers, once it answers `want` (the build lands in
     // the background, then the folder reloads).
@@ -1115,6 +1116,16 @@ fn dev_builds_serves_and_rebuilds_on_every_edit() {
     let text = std::fs::read_to_string(&source).unwrap();
     std::fs::write(&source, text.replace("\"Hello, \"", "\"Howdy, \"")).unwrap();
     answers(&mut server, "Howdy, Ada!");
+    // By now the first build's outcome has reached the client's log
+    // (requests were answered after it).
+    let built = server.notifications.iter().any(|note| {
+        note["method"] == "notifications/message"
+            && note["params"]["level"] == "notice"
+            && note["params"]["data"]
+                .as_str()
+                .is_some_and(|data| data.starts_with("dev: ./build succeeded"))
+    });
+    assert!(built, "the client's log: {:?}", server.notifications);
 
     // A mistake: clang's message on stderr and in the client's log, and
     // the last good build still answers.

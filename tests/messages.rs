@@ -182,6 +182,47 @@ fn an_unknown_tool_names_the_plugins_that_failed_to_load_and_why() {
     );
 }
 
+/// Over MCP too: a client that connects to a folder where a plugin failed
+/// to load hears which and why in its log, with no log level set (the
+/// failure came before it could set one), and calling that plugin's tool
+/// names it and the reason rather than only "Unknown tool".
+#[test]
+fn a_client_hears_which_plugin_failed_to_load_and_why() {
+    let dir = folder_with(&[("calc.wasm", &example("calc"))]);
+    std::fs::write(dir.path().join("files.wasm"), b"\0asm\x01\0\0\0").unwrap();
+    let mut server = Server::initialized(dir.path(), "2025-11-25");
+    let response = server.request(
+        "tools/call",
+        json!({ "name": "read_file", "arguments": { "path": "notes.txt" } }),
+    );
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    let message = response["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "Unknown tool: read_file; it may be one of the 1 plugin(s) that failed to load:\n  files.wasm: "
+        ) && message.contains("core WebAssembly module, not a component"),
+        "{message}"
+    );
+    let logged: Vec<&serde_json::Value> = server
+        .notifications
+        .iter()
+        .filter(|note| note["method"] == "notifications/message")
+        .collect();
+    assert_eq!(logged.len(), 1, "{:?}", server.notifications);
+    let params = &logged[0]["params"];
+    assert_eq!(params["level"], "error", "{params}");
+    let data = params["data"].as_str().unwrap();
+    assert!(
+        data.starts_with(
+            "1 plugin(s) failed to load, so their tools are not served:\n  files.wasm: "
+        ) && data.contains("core WebAssembly module, not a component"),
+        "{data}"
+    );
+    // The others serve.
+    let sum = server.call("add", json!({ "a": 1, "b": 2 }));
+    assert_eq!(sum["isError"], false, "{sum}");
+}
+
 /// A client that calls a tool by the name several plugins give it hears
 /// every served name and why the tools were renamed.
 #[test]

@@ -38,7 +38,7 @@
 //! loading exactly the bytes it checked: a pinned file that changed is a
 //! load failure naming the file and where it was pulled from.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -50,7 +50,9 @@ use tokio::sync::{Semaphore, broadcast, watch};
 use crate::reports::Reports;
 use corral_registry::lock::{Lock, Mismatch};
 use corral_sandbox::{Plugin, PluginFiles, Sandbox, is_valid_tool_name};
-use corral_tool::{LogLevel, Offers, PromptDef, ResourceDef, ResourceTemplateDef, ToolDef};
+use corral_tool::{
+    LogLevel, NotLoaded, Offers, PromptDef, ResourceDef, ResourceTemplateDef, ToolDef,
+};
 
 /// Where a served tool name leads.
 #[derive(Debug, Clone)]
@@ -360,6 +362,9 @@ pub struct Catalog {
     /// Admits the reads whose template matching runs off the async
     /// workers, one at a time (see [`Catalog::read_candidates`]).
     heavy_matches: Semaphore,
+    /// The plugin files whose last load failed, by file name (see
+    /// [`Catalog::not_loaded`]).
+    not_loaded: Mutex<BTreeMap<String, NotLoaded>>,
 }
 
 /// The most work a read may spend matching its URI against the served
@@ -409,7 +414,26 @@ impl Catalog {
             prompts_changed: watch::Sender::new(0),
             resource_updated: broadcast::Sender::new(UPDATED_CAPACITY),
             heavy_matches: Semaphore::new(1),
+            not_loaded: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    /// The plugin files whose last load failed, in file-name order: for an
+    /// unknown tool's error and a connecting client's log.
+    pub fn not_loaded(&self) -> Arc<[NotLoaded]> {
+        self.not_loaded.lock().unwrap().values().cloned().collect()
+    }
+
+    /// Notes that the file of `failure` failed to load, in place of what
+    /// was noted of it before.
+    pub fn failed_to_load(&self, failure: NotLoaded) {
+        let mut not_loaded = self.not_loaded.lock().unwrap();
+        not_loaded.insert(failure.file.clone(), failure);
+    }
+
+    /// Forgets a failure of `file` (it loaded, or is gone).
+    pub fn forget_failure(&self, file: &str) {
+        self.not_loaded.lock().unwrap().remove(file);
     }
 
     /// The plugins to read `uri` from in the current snapshot
@@ -627,21 +651,21 @@ pub fn check_pinned(lock: &Lock, path: &Path, files: &PluginFiles) -> Result<(),
     )
 }
 
+/// The file name of `path`, for messages (empty when it has none).
+pub fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 /// A folder's plugins as loaded.
 #[derive(Debug)]
 pub struct LoadedDir {
     /// What serves.
     pub snapshot: Snapshot,
-    /// The files that failed to load (each also reported as it happened).
-    pub failed: Vec<LoadFailure>,
-}
-
-/// A plugin file that did not load, and why.
-#[derive(Debug)]
-pub struct LoadFailure {
-    pub path: PathBuf,
-    /// The error and its causes, as reported.
-    pub reason: String,
+    /// The files that failed to load, in file-name order (each also
+    /// reported whole as it happened).
+    pub failed: Vec<NotLoaded>,
 }
 
 /// Loads every plugin in `dir` in parallel, checked against `lock` (the
@@ -666,7 +690,7 @@ pub async fn load_dir(
                     LogLevel::Error,
                     format!("skipping plugin {}: {reason}", path.display()),
                 );
-                failed.push(LoadFailure { path, reason });
+                failed.push(NotLoaded::new(file_name(&path), &reason, false));
             }
         }
     }

@@ -308,8 +308,10 @@ impl Builder {
         let (status, (), ()) = tokio::join!(child.wait(), stdout, stderr);
         let seconds = started.elapsed().as_secs_f64();
         match status {
+            // At notice, and a failure at warning: both reach a client that
+            // set no log level (see corral_mcp's HOST_REPORTS_BY_DEFAULT).
             Ok(status) if status.success() => self.reports.report(
-                LogLevel::Info,
+                LogLevel::Notice,
                 format!("dev: ./build succeeded in {seconds:.1} s; serving what it built"),
             ),
             Ok(status) => {

@@ -13,8 +13,9 @@ use crate::reports::Reports;
 use corral_sandbox::plugin::Completing;
 use corral_tool::{
     CallContext, CallOutput, CompleteError, CompletionRef, CompletionRequest, Completions,
-    HostEvents, MAX_COMPLETION_VALUES, Offers, PromptDef, PromptError, PromptOutput, ReadError,
-    ResourceDef, ResourceItem, ResourceTemplateDef, ToolDef, ToolHost, UnknownTool, close_names,
+    HostEvents, MAX_COMPLETION_VALUES, NotLoaded, Offers, PromptDef, PromptError, PromptOutput,
+    ReadError, ResourceDef, ResourceItem, ResourceTemplateDef, ToolDef, ToolHost, UnknownTool,
+    close_names,
 };
 
 /// A served folder, as the protocol sees it.
@@ -47,6 +48,10 @@ impl ToolHost for FolderHost {
 
     fn offers(&self) -> Offers {
         self.catalog.snapshot().offers()
+    }
+
+    fn not_loaded(&self) -> Arc<[NotLoaded]> {
+        self.catalog.not_loaded()
     }
 
     fn subscribe(&self) -> Option<HostEvents> {

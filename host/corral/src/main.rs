@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context as _, Result, bail};
 use clap::{Parser, Subcommand};
 use corral::bindings;
-use corral::catalog::{self, Catalog, LoadFailure, Snapshot};
+use corral::catalog::{self, Catalog, Snapshot};
 use corral::componentize;
 use corral::contract::{Contract, DEFAULT_WORLD};
 use corral::dev;
@@ -24,7 +24,9 @@ use corral_registry::lock::Lock;
 use corral_sandbox::imports::Verdict;
 use corral_sandbox::units::human_bytes;
 use corral_sandbox::{Inspection, Sandbox, SandboxOptions, cache};
-use corral_tool::{CallContext, CallEvent, EventSink, PromptDef, ResourceDef, ResourceTemplateDef};
+use corral_tool::{
+    CallContext, CallEvent, EventSink, NotLoaded, PromptDef, ResourceDef, ResourceTemplateDef,
+};
 use serde_json::{Map, Value};
 use tracing_subscriber::EnvFilter;
 
@@ -807,9 +809,8 @@ async fn run(command: Command) -> Result<ExitCode> {
                 let hint = corral_tool::unknown_tool_hint(&tool, tools.iter().map(|t| &*t.name));
                 if !failed.is_empty() {
                     bail!(
-                        "unknown tool `{tool}`{hint}; it may be one of the {} plugin(s) that failed to load:\n{}",
-                        failed.len(),
-                        why_not_loaded(&failed)
+                        "unknown tool `{tool}`{hint}{}",
+                        corral_tool::unknown_tool_not_loaded(&failed)
                     );
                 }
                 bail!(
@@ -933,7 +934,7 @@ fn failure_to_exit_code(result: Result<()>) -> ExitCode {
 
 /// The plugins of `dir`, loaded once (for `list` and `call`), and the
 /// files that failed to load.
-async fn load(sandbox: &Arc<Sandbox>, dir: &Path) -> Result<(FolderHost, Vec<LoadFailure>)> {
+async fn load(sandbox: &Arc<Sandbox>, dir: &Path) -> Result<(FolderHost, Vec<NotLoaded>)> {
     if !dir.is_dir() {
         bail!("{} is not a folder", dir.display());
     }
@@ -950,37 +951,9 @@ async fn load(sandbox: &Arc<Sandbox>, dir: &Path) -> Result<(FolderHost, Vec<Loa
 }
 
 /// "a.wasm, b.wasm".
-fn file_names(failed: &[LoadFailure]) -> String {
-    let names: Vec<String> = failed
-        .iter()
-        .map(|failure| reload::file_name(&failure.path))
-        .collect();
+fn file_names(failed: &[NotLoaded]) -> String {
+    let names: Vec<String> = failed.iter().map(|failure| failure.file.clone()).collect();
     names.join(", ")
-}
-
-/// The first plugins that failed to load, a line each with why (cut short:
-/// the whole reason was logged as it happened).
-fn why_not_loaded(failed: &[LoadFailure]) -> String {
-    /// The most failures shown, and of each reason's characters.
-    const SHOWN: usize = 5;
-    const REASON_CHARS: usize = 300;
-    let mut lines: Vec<String> = failed
-        .iter()
-        .take(SHOWN)
-        .map(|failure| {
-            let reason: String = failure.reason.chars().take(REASON_CHARS).collect();
-            let cut = if reason.len() < failure.reason.len() {
-                "…"
-            } else {
-                ""
-            };
-            format!("  {}: {reason}{cut}", reload::file_name(&failure.path))
-        })
-        .collect();
-    if failed.len() > SHOWN {
-        lines.push(format!("  and {} more", failed.len() - SHOWN));
-    }
-    lines.join("\n")
 }
 
 /// Prints the served tools, then, only when there are any, the resources,

@@ -25,13 +25,13 @@ use anyhow::{Context as _, Result};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::catalog::{self, Catalog, Snapshot};
+use crate::catalog::{self, Catalog, Snapshot, file_name};
 use crate::relist;
 use crate::reports::Reports;
 use crate::watch::{self, Batch, FolderWatcher};
 use corral_registry::lock::{LOCK_FILE, Lock};
 use corral_sandbox::{Plugin, Sandbox};
-use corral_tool::LogLevel;
+use corral_tool::{LogLevel, NotLoaded};
 
 /// Loads a folder's plugins into a catalog and keeps them current.
 #[derive(Clone)]
@@ -182,13 +182,19 @@ impl Reloader {
     /// `lock`, and publishes the first snapshot, which makes the catalog
     /// ready even if nothing loaded.
     pub async fn load_initial(&self, lock: Lock) {
-        let snapshot = catalog::load_dir(&self.sandbox, &self.dir, lock, &self.reports)
-            .await
-            .map(|loaded| loaded.snapshot)
-            .unwrap_or_else(|err| {
+        let snapshot = match catalog::load_dir(&self.sandbox, &self.dir, lock, &self.reports).await
+        {
+            Ok(loaded) => {
+                for failure in loaded.failed {
+                    self.catalog.failed_to_load(failure);
+                }
+                loaded.snapshot
+            }
+            Err(err) => {
                 self.reports.report(LogLevel::Error, format!("{err:#}"));
                 Snapshot::default()
-            });
+            }
+        };
         self.catalog.publish(snapshot);
     }
 
@@ -227,7 +233,10 @@ impl Reloader {
         for path in self.targets(batch, &plugins) {
             if path.is_file() {
                 to_load.push(path);
-            } else if let Some(removed) = plugins.remove(&path) {
+                continue;
+            }
+            self.catalog.forget_failure(&file_name(&path));
+            if let Some(removed) = plugins.remove(&path) {
                 self.reports.report(
                     LogLevel::Info,
                     format!("plugin {} removed ({})", removed.name(), path.display()),
@@ -248,24 +257,32 @@ impl Reloader {
                             plugin.tools().len()
                         ),
                     );
+                    self.catalog.forget_failure(&file_name(&path));
                     let plugin = Arc::new(plugin);
                     plugins.insert(path.clone(), plugin.clone());
                     fresh.push(plugin);
                     outcome.loaded.push(file_name(&path));
                 }
                 Err(err) => {
-                    let consequence = if plugins.contains_key(&path) {
+                    let previous_serves = plugins.contains_key(&path);
+                    let consequence = if previous_serves {
                         "the previous version keeps serving"
                     } else {
                         "it is not served"
                     };
+                    let reason = format!("{err:#}");
                     self.reports.report(
                         LogLevel::Error,
                         format!(
-                            "plugin {} failed to load ({consequence}): {err:#}",
+                            "plugin {} failed to load ({consequence}): {reason}",
                             path.display()
                         ),
                     );
+                    self.catalog.failed_to_load(NotLoaded::new(
+                        file_name(&path),
+                        &reason,
+                        previous_serves,
+                    ));
                     outcome.failed.push(file_name(&path));
                 }
             }
@@ -340,11 +357,4 @@ impl Reloader {
         }
         targets
     }
-}
-
-/// The file name of `path`, for messages (empty when it has none).
-pub fn file_name(path: &Path) -> String {
-    path.file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }

@@ -67,7 +67,7 @@
 //!   subscriptionId}}` (the subscriptions page's graceful closure).
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -120,8 +120,15 @@ impl Default for ServerOptions {
     }
 }
 
-/// `log_level` before the client sets one: no log notifications.
+/// `log_level` before the client sets one: no plugin's log messages.
 const LOGGING_OFF: u8 = u8::MAX;
+
+/// The least level of the server's own reports (see [`HostLog`]) that a
+/// client gets before it sets a level: the spec leaves that to the server.
+/// A plugin that failed to load, and a `corral dev` build's outcome, are
+/// news to a plugin's author in any client, whose SDK sets no level by
+/// default; a plugin reloading as it should is not.
+const HOST_REPORTS_BY_DEFAULT: LogLevel = LogLevel::Notice;
 
 /// The stateless revision a request is made in.
 const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -335,6 +342,9 @@ pub struct Session<H> {
     pending: Arc<Pending>,
     /// The minimum level of log notifications, as a `LogLevel` index.
     log_level: Arc<AtomicU8>,
+    /// The client sent `notifications/initialized`: the server's reports
+    /// may reach it (legacy era).
+    initialized: AtomicBool,
     /// Requests running, by the JSON text of their id, for cancellation.
     /// Each with a number of its own: a client that reuses the id of a
     /// request still in flight (a protocol error) must not make the first
@@ -366,6 +376,7 @@ impl<H: ToolHost> Session<H> {
             subscriptions: Mutex::new(BTreeSet::new()),
             pending: Arc::new(Pending::default()),
             log_level: Arc::new(AtomicU8::new(LOGGING_OFF)),
+            initialized: AtomicBool::new(false),
             in_flight: Mutex::new(HashMap::new()),
             requests: AtomicU64::new(0),
             listeners: Mutex::new(HashMap::new()),
@@ -610,7 +621,11 @@ impl<H: ToolHost> Session<H> {
                     tracing::debug!("cancelled request {id}");
                 }
             }
-            "notifications/initialized" => tracing::debug!("client initialized"),
+            "notifications/initialized" => {
+                tracing::debug!("client initialized");
+                self.initialized.store(true, Ordering::Relaxed);
+                self.tell_not_loaded();
+            }
             other => tracing::debug!("ignoring notification {other}"),
         }
     }
@@ -1238,7 +1253,11 @@ impl<H: ToolHost> Session<H> {
             .call(&name, arguments, context)
             .await
             .map_err(|UnknownTool| {
-                RpcError::invalid_params(unknown_tool(&name, &self.host.tools()))
+                RpcError::invalid_params(unknown_tool(
+                    &name,
+                    &self.host.tools(),
+                    &self.host.not_loaded(),
+                ))
             })
     }
 
@@ -1253,6 +1272,9 @@ impl<H: ToolHost> Session<H> {
                 )
             })?;
         self.log_level.store(level as u8, Ordering::Relaxed);
+        // A client that asks for log messages takes them, whether or not
+        // it said `notifications/initialized` first.
+        self.initialized.store(true, Ordering::Relaxed);
         Ok(json!({}))
     }
 }
@@ -1473,14 +1495,39 @@ impl<H: ToolHost> Session<H> {
         }
     }
 
-    /// `notifications/message` at or above the client's log level.
+    /// `notifications/message` at or above the client's log level (or
+    /// [`HOST_REPORTS_BY_DEFAULT`] until it sets one), once it has said it
+    /// is initialized: what was reported before reaches it then, as
+    /// [`Session::tell_not_loaded`].
     fn host_log(&self, log: HostLog) {
-        if (log.level as u8) < self.log_level.load(Ordering::Relaxed) {
+        let least = match self.log_level.load(Ordering::Relaxed) {
+            LOGGING_OFF => HOST_REPORTS_BY_DEFAULT as u8,
+            level => level,
+        };
+        if (log.level as u8) < least || !self.initialized.load(Ordering::Relaxed) {
             return;
         }
         let params =
             json!({ "level": log.level.as_str(), "logger": log.logger, "data": log.message });
         (self.notify)(jsonrpc::notification("notifications/message", Some(params)));
+    }
+
+    /// Tells a client that has just initialized which plugins failed to
+    /// load, as an error in its log: they failed before it could ask.
+    fn tell_not_loaded(&self) {
+        let failed = self.host.not_loaded();
+        if failed.is_empty() {
+            return;
+        }
+        self.host_log(HostLog {
+            level: LogLevel::Error,
+            logger: "corral".into(),
+            message: format!(
+                "{} plugin(s) failed to load, so their tools are not served:\n{}",
+                failed.len(),
+                corral_tool::not_loaded_lines(&failed)
+            ),
+        });
     }
 }
 
@@ -1705,10 +1752,16 @@ fn decode_cursor(cursor: &str) -> Option<usize> {
 
 /// The error for a tool that is not served: with the served names close to
 /// it, so that a model that used a plugin's own name for a renamed tool, or
-/// mistyped one, can retry with the right one.
-fn unknown_tool(name: &str, served: &[corral_tool::ToolDef]) -> String {
+/// mistyped one, can retry with the right one, and the plugins that failed
+/// to load, whose tool it may be.
+fn unknown_tool(
+    name: &str,
+    served: &[corral_tool::ToolDef],
+    not_loaded: &[corral_tool::NotLoaded],
+) -> String {
     let hint = corral_tool::unknown_tool_hint(name, served.iter().map(|tool| &*tool.name));
-    format!("Unknown tool: {name}{hint}")
+    let not_loaded = corral_tool::unknown_tool_not_loaded(not_loaded);
+    format!("Unknown tool: {name}{hint}{not_loaded}")
 }
 
 #[cfg(test)]

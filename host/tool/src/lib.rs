@@ -300,6 +300,75 @@ impl std::fmt::Display for UnknownTool {
 
 impl std::error::Error for UnknownTool {}
 
+/// A plugin file of the served folder that failed to load, and why: told
+/// to a client that calls a tool it does not know (the tool may be that
+/// plugin's) and to its log when it connects, since the failure happened
+/// before any client could ask for log messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotLoaded {
+    /// The file's name, as `notes.wasm` (never its folder's path).
+    pub file: String,
+    /// Why it failed, cut to [`NOT_LOADED_REASON_CHARS`].
+    pub reason: String,
+    /// An earlier version of the file loaded and still serves.
+    pub previous_serves: bool,
+}
+
+/// The most characters of a [`NotLoaded`] reason kept (the whole reason is
+/// on the server's stderr).
+pub const NOT_LOADED_REASON_CHARS: usize = 300;
+
+impl NotLoaded {
+    /// `reason` cut to [`NOT_LOADED_REASON_CHARS`], with `…` where it was cut.
+    pub fn new(file: String, reason: &str, previous_serves: bool) -> Self {
+        let mut kept: String = reason.chars().take(NOT_LOADED_REASON_CHARS).collect();
+        if kept.len() < reason.len() {
+            kept.push('…');
+        }
+        NotLoaded {
+            file,
+            reason: kept,
+            previous_serves,
+        }
+    }
+}
+
+/// The plugins that failed to load, a line each with why (`  notes.wasm:
+/// reason`), for an unknown tool's error and the log: at most five, then
+/// how many more.
+pub fn not_loaded_lines(failed: &[NotLoaded]) -> String {
+    const SHOWN: usize = 5;
+    let mut lines: Vec<String> = failed
+        .iter()
+        .take(SHOWN)
+        .map(|failure| {
+            let serving = if failure.previous_serves {
+                " (its previous version still serves)"
+            } else {
+                ""
+            };
+            format!("  {}{serving}: {}", failure.file, failure.reason)
+        })
+        .collect();
+    if failed.len() > SHOWN {
+        lines.push(format!("  and {} more", failed.len() - SHOWN));
+    }
+    lines.join("\n")
+}
+
+/// What follows an unknown tool's name and hint in its error when some
+/// plugins failed to load: which, and why. Empty when none did.
+pub fn unknown_tool_not_loaded(failed: &[NotLoaded]) -> String {
+    if failed.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; it may be one of the {} plugin(s) that failed to load:\n{}",
+        failed.len(),
+        not_loaded_lines(failed)
+    )
+}
+
 /// What the server offers besides tools: the capabilities it declares.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Offers {
@@ -399,6 +468,12 @@ pub trait ToolHost: Send + Sync + 'static {
             "nothing to complete for {:?}",
             request.reference
         ))))
+    }
+
+    /// The plugin files that failed to load and are not served as they
+    /// are now, in a deterministic order.
+    fn not_loaded(&self) -> Arc<[NotLoaded]> {
+        Arc::new([])
     }
 
     /// What a session passes on to its client while it runs: list changes,

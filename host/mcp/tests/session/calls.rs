@@ -5,7 +5,9 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{Client, LEGACY, NOTHING, cancel, error, request, result, text};
+use corral_mcp::ServerOptions;
+
+use crate::support::{Client, FakeHost, LEGACY, NOTHING, cancel, error, request, result, text};
 
 /// The answers to calling `tool` with `arguments` (request id 1) in a session
 /// initialized with `revision`.
@@ -251,6 +253,30 @@ async fn an_unknown_tool_suggests_the_served_names_close_to_it() {
             ))
             .await,
         [error(1, -32602, "Unknown tool: ad (did you mean `add`?)")]
+    );
+}
+
+/// A tool may be missing because its plugin failed to load: the error
+/// says which plugins did, and why, in every era.
+#[tokio::test]
+async fn an_unknown_tool_names_the_plugins_that_failed_to_load() {
+    let host = FakeHost::new().with_not_loaded(&[("files.wasm", "not a valid component")]);
+    let client = Client::start(host, ServerOptions::default()).await;
+    client.initialize("2025-11-25").await;
+    assert_eq!(
+        client
+            .exchange(request(
+                1,
+                "tools/call",
+                json!({ "name": "read_file", "arguments": {} })
+            ))
+            .await,
+        [error(
+            1,
+            -32602,
+            "Unknown tool: read_file; it may be one of the 1 plugin(s) that failed to load:\n  \
+             files.wasm: not a valid component"
+        )]
     );
 }
 

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::support::{
     Client, FakeHost, LEGACY, NOTHING, add, cancel, echo, error, fixed, liftoff, list_changed,
-    listed, log_message, notification, progress, request, result, text,
+    listed, log_message, notification, progress, request, result, text, watching,
 };
 
 /// `countdown` called with `meta` as its `_meta`, request id 1.
@@ -148,10 +148,18 @@ async fn an_unknown_log_level_is_invalid_params() {
 #[tokio::test]
 async fn host_logs_reach_the_client_at_or_above_its_level() {
     let mut client = Client::initialized("2025-11-25").await;
+    // Before the client sets a level: the server's reports from notice up
+    // (a failed load, a dev build's outcome), not its routine ones.
     client
         .host
-        .log(LogLevel::Error, "reload", "calc.wasm failed to load");
-    assert_eq!(client.settled_notices().await, NOTHING);
+        .log(LogLevel::Info, "reload", "calc.wasm reloaded");
+    client
+        .host
+        .log(LogLevel::Notice, "dev", "./build succeeded");
+    assert_eq!(
+        client.settled_notices().await,
+        [log_message("notice", "dev", "./build succeeded")]
+    );
     client.exchange(set_level("error")).await;
     client
         .host
@@ -165,6 +173,47 @@ async fn host_logs_reach_the_client_at_or_above_its_level() {
             "critical",
             "reload",
             "calc.wasm failed to load"
+        )]
+    );
+}
+
+/// Until the client says it is initialized it hears no report: a
+/// notification before the handshake ends would confuse it.
+#[tokio::test]
+async fn host_logs_wait_for_the_client_to_be_initialized() {
+    let mut client = Client::new().await;
+    client
+        .host
+        .log(LogLevel::Error, "reload", "calc.wasm failed to load");
+    assert_eq!(client.settled_notices().await, NOTHING);
+    client.initialize("2025-11-25").await;
+    client
+        .host
+        .log(LogLevel::Error, "reload", "calc.wasm failed again");
+    assert_eq!(
+        client.settled_notices().await,
+        [log_message("error", "reload", "calc.wasm failed again")]
+    );
+}
+
+/// Plugins failed to load before any client connected: a client hears
+/// which, and why, in its log once it is initialized, with no level set.
+#[tokio::test]
+async fn a_client_hears_which_plugins_failed_to_load_when_it_connects() {
+    let host = FakeHost::new().with_not_loaded(&[
+        ("files.wasm", "not a valid WebAssembly component"),
+        ("notes.wasm", "notes.toml:3: unknown key `limit`"),
+    ]);
+    let mut client = Client::start(host, watching()).await;
+    client.initialize("2025-11-25").await;
+    assert_eq!(
+        client.settled_notices().await,
+        [log_message(
+            "error",
+            "corral",
+            "2 plugin(s) failed to load, so their tools are not served:\n  \
+             files.wasm: not a valid WebAssembly component\n  \
+             notes.wasm: notes.toml:3: unknown key `limit`"
         )]
     );
 }

@@ -10,9 +10,9 @@ use corral_mcp::{HostEvents, HostLog, ToolHost, UnknownTool};
 use corral_tool::{
     Annotations, AskError, CallContext, CallEvent, CallOutput, Client, CompleteError,
     CompletionRef, CompletionRequest, Completions, Content, Icon, InputKind, InputRequest,
-    LogLevel, Offers, PromptArgument, PromptDef, PromptError, PromptMessage, PromptOutput,
-    ReadError, ResourceContents, ResourceDef, ResourceItem, ResourceTemplateDef, Role, TaskSupport,
-    ToolAnnotations, ToolDef,
+    LogLevel, NotLoaded, Offers, PromptArgument, PromptDef, PromptError, PromptMessage,
+    PromptOutput, ReadError, ResourceContents, ResourceDef, ResourceItem, ResourceTemplateDef,
+    Role, TaskSupport, ToolAnnotations, ToolDef,
 };
 use serde_json::{Map, Value, json};
 use tokio::sync::{Notify, broadcast, watch};
@@ -295,6 +295,8 @@ pub struct FakeHost {
     /// Whether the host has finished starting ([`ToolHost::ready`]).
     started: watch::Sender<bool>,
     logs: broadcast::Sender<HostLog>,
+    /// The plugin files that failed to load ([`ToolHost::not_loaded`]).
+    not_loaded: Mutex<Arc<[NotLoaded]>>,
     /// Notified when a `wait` call starts running.
     wait_started: Notify,
     /// Notified when a `wait` call's work is dropped (it never ends otherwise).
@@ -318,6 +320,7 @@ impl FakeHost {
             resource_updated: broadcast::Sender::new(16),
             started: watch::Sender::new(true),
             logs: broadcast::Sender::new(16),
+            not_loaded: Mutex::new(Arc::new([])),
             wait_started: Notify::new(),
             wait_stopped: Notify::new(),
         }
@@ -394,6 +397,15 @@ impl FakeHost {
         let _ = self.logs.send(log);
     }
 
+    /// Says that `files` failed to load, as a folder with broken plugins.
+    pub fn with_not_loaded(self, files: &[(&str, &str)]) -> Self {
+        *self.not_loaded.lock().unwrap() = files
+            .iter()
+            .map(|(file, reason)| NotLoaded::new(file.to_string(), reason, false))
+            .collect();
+        self
+    }
+
     /// Resolves once a `wait` call has started (at once if one did before).
     pub async fn wait_started(&self) {
         self.wait_started.notified().await
@@ -417,6 +429,10 @@ impl Drop for StopSignal<'_> {
 impl ToolHost for FakeHost {
     fn tools(&self) -> Arc<[ToolDef]> {
         self.tools.lock().unwrap().clone()
+    }
+
+    fn not_loaded(&self) -> Arc<[NotLoaded]> {
+        self.not_loaded.lock().unwrap().clone()
     }
 
     async fn call(
