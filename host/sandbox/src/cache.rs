@@ -61,6 +61,29 @@ pub fn default_dir() -> Option<PathBuf> {
     crate::user_dirs::base("XDG_CACHE_HOME", ".cache").map(|base| base.join("corral"))
 }
 
+/// Where a load's compiled code came from: what its log line says, so that
+/// a build and a server sharing a cache can be seen compiling once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provenance {
+    /// Cranelift compiled it for this load (a miss, or no cache at all).
+    Compiled,
+    /// Read from a verified entry of the compile cache.
+    Cached,
+    /// Another load of the same bytes in this process, at the same time,
+    /// compiled or read it, and this one waited for it.
+    Shared,
+}
+
+impl std::fmt::Display for Provenance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Provenance::Compiled => "compiled",
+            Provenance::Cached => "cached",
+            Provenance::Shared => "shared",
+        })
+    }
+}
+
 /// Compiled components on disk, under one folder.
 #[derive(Debug)]
 pub struct CompileCache {
@@ -110,9 +133,10 @@ impl CompileCache {
     }
 
     /// The component for `bytes`: deserialized from a verified cache entry,
-    /// or compiled (and then stored). A call that overlaps another for the
-    /// same component waits for it and shares its result.
-    pub fn compile(&self, engine: &Engine, bytes: &[u8]) -> Result<Component> {
+    /// or compiled (and then stored), and which of the two. A call that
+    /// overlaps another for the same component waits for it and shares its
+    /// result.
+    pub fn compile(&self, engine: &Engine, bytes: &[u8]) -> Result<(Component, Provenance)> {
         let entry = self.entry(engine, bytes);
         let shared: SharedLoad = self
             .loading
@@ -121,9 +145,15 @@ impl CompileCache {
             .entry(entry.key.clone())
             .or_default()
             .clone();
+        // Set only when this call did the work, not when it waited for another.
+        let mut provenance = Provenance::Shared;
         let result = shared
             .get_or_init(|| {
                 self.load_or_compile(engine, &entry, bytes)
+                    .map(|(component, how)| {
+                        provenance = how;
+                        component
+                    })
                     .map_err(|err| format!("{err:#}"))
             })
             .clone();
@@ -136,12 +166,19 @@ impl CompileCache {
         {
             loading.remove(&entry.key);
         }
-        result.map_err(anyhow::Error::msg)
+        result
+            .map(|component| (component, provenance))
+            .map_err(anyhow::Error::msg)
     }
 
-    fn load_or_compile(&self, engine: &Engine, entry: &Entry, bytes: &[u8]) -> Result<Component> {
+    fn load_or_compile(
+        &self,
+        engine: &Engine,
+        entry: &Entry,
+        bytes: &[u8],
+    ) -> Result<(Component, Provenance)> {
         match self.load(engine, entry) {
-            Ok(Some(component)) => return Ok(component),
+            Ok(Some(component)) => return Ok((component, Provenance::Cached)),
             Ok(None) => {}
             Err(err) => tracing::warn!(
                 "compile cache: discarding {}: {err:#}; compiling again",
@@ -169,7 +206,8 @@ impl CompileCache {
             );
         }
         // SAFETY: the artifact was produced just now by this engine.
-        Ok(unsafe { Component::deserialize(engine, &artifact) }?)
+        let component = unsafe { Component::deserialize(engine, &artifact) }?;
+        Ok((component, Provenance::Compiled))
     }
 
     fn entry(&self, engine: &Engine, bytes: &[u8]) -> Entry {
@@ -304,11 +342,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cache = CompileCache::new(dir.path());
         let engine = Engine::default();
-        cache.compile(&engine, EMPTY_COMPONENT).unwrap();
+        let (_, first) = cache.compile(&engine, EMPTY_COMPONENT).unwrap();
+        assert_eq!(first, Provenance::Compiled);
         let written = artifacts(dir.path());
         assert_eq!(written.len(), 1);
         let modified = std::fs::metadata(&written[0]).unwrap().modified().unwrap();
-        cache.compile(&engine, EMPTY_COMPONENT).unwrap();
+        let (_, second) = cache.compile(&engine, EMPTY_COMPONENT).unwrap();
+        assert_eq!(
+            second,
+            Provenance::Cached,
+            "the log says it was not compiled"
+        );
         assert_eq!(
             std::fs::metadata(&written[0]).unwrap().modified().unwrap(),
             modified,

@@ -126,7 +126,7 @@ impl Plugin {
         let name: Arc<str> = plugin_name(path).into();
         let PluginFiles { wasm, manifest } = files;
         let compiler = sandbox.clone();
-        let component = tokio::task::spawn_blocking(move || compiler.compile(&wasm))
+        let (component, code) = tokio::task::spawn_blocking(move || compiler.compile_traced(&wasm))
             .await?
             .context("not a valid WebAssembly component")?;
         let manifest = Manifest::from_text(path, manifest.as_deref())?;
@@ -152,6 +152,9 @@ impl Plugin {
             resources = resources.len(),
             templates = templates.len(),
             prompts = prompts.len(),
+            // compiled, cached (from the compile cache) or shared (with
+            // another load of the same bytes at the same time).
+            code = %code,
             elapsed_ms = started.elapsed().as_millis() as u64,
             "loaded {}",
             path.display()

@@ -28,7 +28,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 use crate::after_answer::AfterAnswer;
 use crate::ask::{Asking, InputRequired, Pause, WaitingCalls};
 use crate::bindings::{self, Contract, PluginPre, Request, Response, client, types};
-use crate::cache::CompileCache;
+use crate::cache::{CompileCache, Provenance};
 use crate::capture::Captured;
 use crate::changes::{ResourceUpdates, ToolsChanged};
 use crate::crash;
@@ -401,12 +401,18 @@ impl Sandbox {
     /// Compiles a component, through the compile cache when the options
     /// name one. CPU-heavy on a miss: call it off the async runtime.
     pub fn compile(&self, bytes: &[u8]) -> Result<Component> {
+        self.compile_traced(bytes).map(|(component, _)| component)
+    }
+
+    /// [`Sandbox::compile`], saying whether the code was compiled or came
+    /// from the compile cache (for the load's log line).
+    pub fn compile_traced(&self, bytes: &[u8]) -> Result<(Component, Provenance)> {
         if let Some(problem) = not_a_component(bytes) {
             anyhow::bail!(problem);
         }
         match &self.options.cache {
             Some(cache) => cache.compile(&self.engine, bytes),
-            None => Ok(Component::new(&self.engine, bytes)?),
+            None => Ok((Component::new(&self.engine, bytes)?, Provenance::Compiled)),
         }
     }
 
