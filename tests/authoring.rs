@@ -154,11 +154,12 @@ fn scaffold_builds_and_serves(
     }
     let wasm = project.join(format!("{name}.wasm"));
     assert!(wasm.is_file(), "./build wrote no {}", wasm.display());
-    // The build ends by compiling the component into the compile cache the
-    // calls below use, so that none of them waits for it.
+    // Before the new file takes its place, the build compiles it, as the
+    // plugin it will be, into the compile cache the calls below use, so
+    // that none of them waits for it.
     let said = String::from_utf8_lossy(&built.stderr);
     assert!(
-        said.contains(&format!("compiled {name}.wasm (")),
+        said.contains(&format!("compiled {name}.wasm.tmp as {name}.wasm (")),
         "./build did not fill the compile cache: {said}"
     );
 
@@ -1146,4 +1147,143 @@ fn dev_builds_serves_and_rebuilds_on_every_edit() {
     // The fix lands.
     std::fs::write(&source, text.replace("\"Hello, \"", "\"Welcome, \"")).unwrap();
     answers(&mut server, "Welcome, Ada!");
+}
+
+/// `corral dev` on a TypeScript project compiles each build once (issue
+/// 41): `./build` compiles the new component into the compile cache, as the
+/// plugin it will be (`corral compile NAME.wasm.tmp --as NAME.wasm`),
+/// before moving it into place, and the server, seeing it land, loads it
+/// from the cache; each load's log line says which (`code=compiled` or
+/// `code=cached`). A build that Corral refuses (here a tool name the load
+/// check rejects) fails at that step and leaves the last good NAME.wasm in
+/// place, byte for byte, still answering.
+#[test]
+fn dev_compiles_each_build_once_and_installs_only_what_corral_loads() {
+    let name = "greet-dev-ts";
+    let parent = tempfile::tempdir().unwrap();
+    run(
+        "corral new ts greet-dev-ts",
+        corral()
+            .args(["new", "ts", name, "--dir"])
+            .arg(parent.path()),
+        true,
+    );
+    let project = parent.path().join(name);
+    let toolchains = target_dir().join("toolchains");
+    let mut server = support::Server::dev_with_env(
+        &project,
+        &[("CORRAL_TOOLCHAINS", toolchains.to_str().unwrap())],
+    );
+    server.initialize("2025-11-25");
+    greets(&mut server, name, "Hello, Ada!");
+    server.stderr_containing("dev: ./build succeeded");
+
+    // New bytes, never compiled before (in any run of this test): one
+    // compile, by the build; the server's load takes the cache.
+    let nonce = format!(
+        "Hi{}x{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
+    let tool = project.join("tool.ts");
+    let source = std::fs::read_to_string(&tool).unwrap();
+    let edited = source.replace("`Hello, ${trimmed}!`", &format!("`{nonce}, ${{trimmed}}!`"));
+    assert_ne!(source, edited, "tool.ts changed: update this test");
+    let before = server.stderr().len();
+    std::fs::write(&tool, edited).unwrap();
+    greets(&mut server, name, &format!("{nonce}, Ada!"));
+    let since = stderr_since(&server, before, "dev: ./build succeeded");
+    let loads: Vec<&str> = since
+        .lines()
+        .filter(|line| line.contains("loaded ") && line.contains(&format!("plugin={name}")))
+        .collect();
+    let compiled = loads
+        .iter()
+        .filter(|line| line.contains("code=compiled"))
+        .count();
+    let cached = loads
+        .iter()
+        .filter(|line| line.contains("code=cached"))
+        .count();
+    assert!(
+        compiled == 1 && cached >= 1,
+        "one compile (the build's), then the server's load from the cache; the loads:\n{}\n\nstderr:\n{since}",
+        loads.join("\n")
+    );
+    assert!(
+        since.contains(&format!("compiled {name}.wasm.tmp as {name}.wasm (")),
+        "{since}"
+    );
+
+    // A build Corral would not load: the build says why, and the last good
+    // one stays, byte for byte, and answers.
+    let wasm = project.join(format!("{name}.wasm"));
+    let good = std::fs::read(&wasm).unwrap();
+    let plugin = project.join("plugin.ts");
+    let text = std::fs::read_to_string(&plugin).unwrap();
+    let refused = text.replace("name: TOOL_NAME,", "name: 'not a tool name!',");
+    assert_ne!(text, refused, "plugin.ts changed: update this test");
+    let before = server.stderr().len();
+    std::fs::write(&plugin, refused).unwrap();
+    let since = stderr_since(&server, before, "dev: ./build failed");
+    assert!(
+        since.contains(&format!("{name}.wasm.tmp as {name}.wasm would not load"))
+            && since.contains("not a tool name!")
+            && since.contains(&format!(
+                "build: Corral would not load this build (the reason is above), so {name}.wasm is as it was"
+            )),
+        "{since}"
+    );
+    assert!(
+        std::fs::read(&wasm).unwrap() == good,
+        "the refused build replaced {}",
+        wasm.display()
+    );
+    assert!(!project.join(format!("{name}.wasm.tmp")).exists());
+    let result = server.call(name, json!({"name": "Ada"}));
+    assert_eq!(first_text(&result), format!("{nonce}, Ada!"), "{result}");
+}
+
+/// Calls `tool` with `{"name": "Ada"}` until it answers `want`: a build
+/// lands in the background, then the folder reloads.
+fn greets(server: &mut support::Server, tool: &str, want: &str) {
+    let deadline = Instant::now() + std::time::Duration::from_secs(180);
+    loop {
+        let listed = server.result("tools/list", json!({}));
+        if listed["tools"]
+            .as_array()
+            .is_some_and(|tools| !tools.is_empty())
+        {
+            let result = server.call(tool, json!({"name": "Ada"}));
+            if first_text(&result) == want {
+                return;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never answered {want:?}:\n{}",
+            server.stderr()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+/// What the server wrote to stderr from byte `offset` on, once that
+/// contains `needle`.
+fn stderr_since(server: &support::Server, offset: usize, needle: &str) -> String {
+    let deadline = Instant::now() + std::time::Duration::from_secs(180);
+    loop {
+        let since = server.stderr()[offset..].to_owned();
+        if since.contains(needle) {
+            return since;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "stderr never said {needle:?}:\n{since}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }

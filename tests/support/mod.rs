@@ -252,9 +252,15 @@ impl Server {
     /// Starts `corral dev PROJECT`: the project built, served and rebuilt
     /// as its sources change.
     pub fn dev(project: &Path) -> Server {
+        Server::dev_with_env(project, &[])
+    }
+
+    /// [`Server::dev`] with extra environment variables, which the
+    /// project's `./build` sees too (`CORRAL_TOOLCHAINS`, say).
+    pub fn dev_with_env(project: &Path, env: &[(&str, &str)]) -> Server {
         let mut command = Command::new(env!("CARGO_BIN_EXE_corral"));
         command.arg("dev").arg(project);
-        Server::spawn(command, &[])
+        Server::spawn(command, env)
     }
 
     /// Starts `command` (a corral that serves on stdio) with the tests'

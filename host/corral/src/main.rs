@@ -412,11 +412,21 @@ enum Command {
     /// Load the plugin FILE as `serve` would, so that its compiled code is
     /// in the compile cache and the first call after a build is fast.
     ///
-    /// A plugin project's `./build` runs it last. Exits with 1 when the
-    /// plugin would not load (the reason is printed on stderr).
+    /// A plugin project's `./build` runs it on the new file before moving
+    /// it into place (`corral compile NAME.wasm.tmp --as NAME.wasm`), so
+    /// that a server watching the folder finds it compiled, and a plugin
+    /// Corral would not load never replaces the last good one. Exits with 1
+    /// when the plugin would not load (the reason is printed on stderr).
     Compile {
         /// The plugin, NAME.wasm (its manifest, if any, is NAME.toml beside it).
         file: PathBuf,
+        /// Load FILE's bytes as if they were the plugin PATH (NAME.wasm):
+        /// named NAME, under the manifest NAME.toml beside PATH, with the
+        /// state of PATH's folder. The compile cache is keyed by the bytes
+        /// alone, so a server loading PATH once FILE is moved there finds
+        /// them compiled.
+        #[arg(long = "as", value_name = "PATH")]
+        install_as: Option<PathBuf>,
         #[command(flatten)]
         sandbox: SandboxFlags,
     },
@@ -704,9 +714,12 @@ fn folder(command: &Command) -> Option<&Path> {
         | Command::Dev { dir, .. }
         | Command::List { dir, .. }
         | Command::Call { dir, .. } => Some(dir),
-        Command::Inspect { file, .. } | Command::Compile { file, .. } => {
-            Some(file.parent().unwrap_or(Path::new(".")))
+        Command::Compile {
+            install_as: Some(file),
+            ..
         }
+        | Command::Inspect { file, .. }
+        | Command::Compile { file, .. } => Some(file.parent().unwrap_or(Path::new("."))),
         Command::Push { .. } | Command::Pull { .. } => None,
     }
 }
@@ -859,25 +872,37 @@ async fn run(command: Command) -> Result<ExitCode> {
                 }
             }
         }
-        Command::Compile { file, .. } => {
+        Command::Compile {
+            file, install_as, ..
+        } => {
             if sandbox.options().cache.is_none() {
                 bail!(
                     "there is no compile cache to fill (--no-cache, or neither XDG_CACHE_HOME nor HOME is set)"
                 );
             }
             let started = std::time::Instant::now();
-            match corral_sandbox::Plugin::load(&sandbox, &file).await {
-                Ok(plugin) => {
+            // The plugin as it will be served: FILE's bytes, and the name
+            // and manifest of where it goes (FILE itself without --as).
+            let plugin = install_as.as_deref().unwrap_or(&file);
+            let loaded = match read_as(&file, plugin).await {
+                Ok(files) => corral_sandbox::Plugin::load_from(&sandbox, plugin, files).await,
+                Err(err) => Err(err),
+            };
+            let shown = match &install_as {
+                Some(plugin) => format!("{} as {}", file.display(), plugin.display()),
+                None => file.display().to_string(),
+            };
+            match loaded {
+                Ok(loaded) => {
                     eprintln!(
-                        "compiled {} ({} tool(s)) in {:.1} s: the first call will not wait for it",
-                        file.display(),
-                        plugin.tools().len(),
+                        "compiled {shown} ({} tool(s)) in {:.1} s: the first call will not wait for it",
+                        loaded.tools().len(),
                         started.elapsed().as_secs_f64()
                     );
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(err) => {
-                    eprintln!("corral: {} would not load: {err:#}", file.display());
+                    eprintln!("corral: {shown} would not load: {err:#}");
                     Ok(ExitCode::FAILURE)
                 }
             }
@@ -893,6 +918,17 @@ async fn run(command: Command) -> Result<ExitCode> {
             })
         }
     }
+}
+
+/// For `compile --as`: the component's bytes from `file`, and the manifest
+/// beside `plugin`, the path it will be served from (the same path when
+/// there is no --as).
+async fn read_as(file: &Path, plugin: &Path) -> Result<corral_sandbox::PluginFiles> {
+    let wasm = tokio::fs::read(file)
+        .await
+        .with_context(|| format!("reading {}", file.display()))?;
+    let manifest = corral_sandbox::Manifest::read_text(plugin)?;
+    Ok(corral_sandbox::PluginFiles { wasm, manifest })
 }
 
 /// For `inspect`: where the plugin was pulled from, if its folder's lock
