@@ -1287,3 +1287,66 @@ fn stderr_since(server: &support::Server, offset: usize, needle: &str) -> String
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// A Go compile error seen through `./build` names the project's own files,
+/// relative to the project (`tool.go:L:C`, `plugin/plugin.go:L:C`), not
+/// the copies and paths of `.build/go` where go build runs (issue 41).
+#[test]
+fn go_compile_errors_name_the_projects_own_files() {
+    let status = support::user_command(repo_root().join("plugins/build-go"))
+        .arg("--toolchain")
+        .status()
+        .expect("running plugins/build-go --toolchain");
+    assert!(status.success(), "plugins/build-go --toolchain failed");
+    let parent = tempfile::tempdir().unwrap();
+    run(
+        "corral new go greet-go-errors",
+        corral()
+            .args(["new", "go", "greet-go-errors", "--dir"])
+            .arg(parent.path()),
+        true,
+    );
+    let project = parent.path().join("greet-go-errors");
+    let stderr_lines = |what: &str| -> Vec<String> {
+        let output = run(what, &mut script(&project, "build"), false);
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(
+            stderr.contains("build: go build failed (the compiler's message is above)")
+                && !stderr.contains("export_corral_plugin_tools/")
+                && !stderr.contains("../"),
+            "{stderr}"
+        );
+        stderr.lines().map(str::to_owned).collect()
+    };
+
+    // In the module's own package, at the project's root.
+    let tool = project.join("tool.go");
+    let source = std::fs::read_to_string(&tool).unwrap();
+    let good = "return fmt.Sprintf(\"Hello, %s!\", trimmed), nil";
+    let (line, column) = source
+        .lines()
+        .enumerate()
+        .find_map(|(i, text)| text.find(good).map(|at| (i + 1, at + 1)))
+        .expect("tool.go changed: update this test");
+    std::fs::write(&tool, source.replace(good, "return greeting, nil")).unwrap();
+    let lines = stderr_lines("go ./build (an error in tool.go)");
+    let want = format!(
+        "tool.go:{line}:{}: undefined: greeting",
+        column + "return ".len()
+    );
+    assert!(lines.contains(&want), "{want:?} in {lines:#?}");
+
+    // In plugin/, which the build copies into the bindings' package.
+    std::fs::write(&tool, &source).unwrap();
+    let glue = project.join("plugin/plugin.go");
+    let mut text = std::fs::read_to_string(&glue).unwrap();
+    text.push_str("\nfunc broken() int { return \"x\" }\n");
+    let line = text.lines().count();
+    std::fs::write(&glue, text).unwrap();
+    let lines = stderr_lines("go ./build (an error in plugin/plugin.go)");
+    let want = format!("plugin/plugin.go:{line}:28: cannot use \"x\"");
+    assert!(
+        lines.iter().any(|text| text.starts_with(&want)),
+        "{want:?} in {lines:#?}"
+    );
+}
