@@ -474,9 +474,37 @@ fn a_rust_build_without_its_sdk_prints_the_command_that_fixes_it() {
     assert_eq!(first_text(&result), "Hello, Ada!", "{result}");
 }
 
+/// A Python project's build that fails because app.py lacks the class the
+/// world exports says so in three lines: componentize-py's reason, what
+/// app.py must define, and that the build failed; not under componentize-py's
+/// Rust backtrace (an author may well have RUST_BACKTRACE set), nor inside
+/// the traceback of its own command line.
 #[test]
 fn python() {
     let (_parent, project) = scaffold_builds_and_serves("python", "greet-py", &[]);
+    let app = project.join("app.py");
+    let source = std::fs::read_to_string(&app).unwrap();
+    let renamed = source.replace("class Tools(", "class Greeter(");
+    assert_ne!(source, renamed, "app.py changed: update this test");
+    std::fs::write(&app, renamed).unwrap();
+    let output = run(
+        "python ./build (no class Tools)",
+        script(&project, "build").env("RUST_BACKTRACE", "1"),
+        false,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("AttributeError: module 'app' has no attribute 'Tools'")
+            && stderr.contains(
+                "\nbuild: app.py must define class Tools(exports.Tools), with the methods \
+                 list(self) and call(self, name, arguments): componentize-py implements with it \
+                 the export `tools` of the world `plugin` (wit/)\n"
+            )
+            && stderr.trim_end().ends_with("build: componentize-py failed")
+            && stderr.lines().count() == 3,
+        "{stderr}"
+    );
+    // (keeps_state writes an app.py of its own.)
     keeps_state(
         &project,
         "greet-py",
