@@ -961,9 +961,11 @@ fn go() {
     let result = call(&project, "greet-go", r#"{"name": "Ada"}"#, false);
     let text = first_text(&result);
     assert!(
-        text.starts_with("Tool `greet-go` failed: ")
-            && text.contains("panic: assignment to entry in nil map")
-            && text.contains("corral.plugin/greet-go.Greet("),
+        text.starts_with(
+            "Tool `greet-go` failed: the plugin panicked: assignment to entry in nil map\n\n\
+             goroutine 1 [running]:\n"
+        ) && text.contains("corral.plugin/greet-go.Greet(")
+            && !text.contains("unreachable"),
         "{result}"
     );
 
