@@ -389,6 +389,202 @@ fn opening_a_socket_is_answered_with_the_http_grant() {
     );
 }
 
+/// A project from `corral new LANGUAGE NAME` whose `file` (the tool,
+/// apart from the contract's glue) is `source`, built by its own `./build`
+/// with the toolchains `plugins/build` installs (as tests/authoring.rs
+/// builds its projects). The project folder, which serves the plugin.
+fn scaffold(language: &str, name: &str, file: &str, source: &str) -> tempfile::TempDir {
+    support::all_plugins_dir();
+    let parent = tempfile::tempdir().unwrap();
+    let new = Command::new(env!("CARGO_BIN_EXE_corral"))
+        .args(["new", language, name, "--dir"])
+        .arg(parent.path())
+        .output()
+        .unwrap();
+    assert!(new.status.success(), "corral new: {}", stderr(&new));
+    let project = parent.path().join(name);
+    std::fs::write(project.join(file), source).unwrap();
+    let target = support::target_dir();
+    let built = support::user_command(project.join("build"))
+        .current_dir(&project)
+        .env("CORRAL", env!("CARGO_BIN_EXE_corral"))
+        .env("CORRAL_TOOLCHAINS", target.join("toolchains"))
+        .env("CORRAL_CACHE_DIR", test_cache_dir())
+        .env("GOCACHE", target.join("toolchains/go-env/cache"))
+        .env("GOPATH", target.join("toolchains/go-env/path"))
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{language} ./build: {}",
+        stderr(&built)
+    );
+    // The project's folder alone, holding NAME.wasm.
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        project.join(format!("{name}.wasm")),
+        folder.path().join(format!("{name}.wasm")),
+    )
+    .unwrap();
+    folder
+}
+
+/// The scaffold's tool (tool.py) failing four ways: a bug, a bug opening a
+/// missing file (both caught by app.py's `except Exception`, which logs the
+/// traceback and answers "internal error"), bad input, and a missing file
+/// told as bad input.
+const PYTHON_FAILURES: &str = r#"
+class ToolFailure(Exception):
+    pass
+
+
+def greet(name: str) -> str:
+    if name == "bug":
+        raise ValueError("the widget is broken")
+    if name == "open":
+        with open("/data/names.txt") as names:
+            return names.read()
+    if name == "told":
+        try:
+            open("/data/names.txt")
+        except OSError:
+            raise ToolFailure("the list of names cannot be read") from None
+    raise ToolFailure("`name` must not be blank")
+"#;
+
+/// Formatting a traceback makes CPython look for its directories (it reads
+/// the frames' source files), so a Python tool's error after one is no sign
+/// that the tool opened a file: the scaffold's own "internal error" branch
+/// gets no grant hint unless the traceback it logged is about a missing
+/// file. A tool that opened a file and told its own words still gets it.
+#[test]
+fn a_python_error_gets_the_directory_grant_only_when_the_tool_opened_a_file() {
+    let dir = scaffold("python", "py-fails", "tool.py", PYTHON_FAILURES);
+    let call = |name: &str| {
+        content_texts(&corral_call(
+            dir.path(),
+            "off",
+            &["py-fails", &json!({ "name": name }).to_string()],
+        ))
+    };
+    let bug = call("bug");
+    assert_eq!(
+        bug,
+        ["internal error in py-fails; see the server log"],
+        "{bug:?}"
+    );
+    let blank = call(" ");
+    assert_eq!(blank, ["`name` must not be blank"], "{blank:?}");
+
+    for name in ["open", "told"] {
+        let texts = call(name);
+        assert_eq!(texts.len(), 2, "{name}: {texts:?}");
+        assert!(
+            texts[1].starts_with(&format!(
+                "Plugin `py-fails` {NO_DIRECTORY} py-fails.toml, beside py-fails.wasm:"
+            )),
+            "{name}: {texts:?}"
+        );
+    }
+}
+
+/// The scaffold's tool (tool.go) failing in the ways a Go plugin can: a
+/// bug (a panic), a file opened without a grant (told, and a panic with
+/// the error), the network (Go's net, whose dials and name lookups fail
+/// inside the plugin), and bad input.
+const GO_FAILURES: &str = r#"package tool
+
+import (
+	"net/http"
+	"os"
+)
+
+type Failure struct{ Message string }
+
+func (f *Failure) Error() string { return f.Message }
+
+func Greet(name string) (string, error) {
+	switch name {
+	case "bug":
+		var greetings map[string]string
+		greetings[name] = "hello"
+	case "open":
+		if _, err := os.ReadFile("/data/names.txt"); err != nil {
+			return "", &Failure{err.Error()}
+		}
+	case "open-panics":
+		if _, err := os.ReadFile("/data/names.txt"); err != nil {
+			return "", err
+		}
+	case "fetch":
+		if _, err := http.Get("http://example.com/"); err != nil {
+			return "", &Failure{err.Error()}
+		}
+	}
+	return "", &Failure{"`name` must not be blank"}
+}
+"#;
+
+/// Go resolves paths itself, against the directories its runtime read as
+/// it started: with none granted, `open` fails inside the plugin ("Bad file
+/// number") without reaching the host, and the hint comes from those words.
+/// A panic reads as Go's message and trace, without the trap. Go's network
+/// fails inside the plugin too, and is answered with the HTTP grant.
+#[test]
+fn a_go_plugin_is_told_the_grant_it_lacks_and_its_panics_read_as_go_wrote_them() {
+    let dir = scaffold("go", "go-fails", "tool.go", GO_FAILURES);
+    let call = |name: &str| {
+        content_texts(&corral_call(
+            dir.path(),
+            "off",
+            &["go-fails", &json!({ "name": name }).to_string()],
+        ))
+    };
+    let bug = call("bug");
+    assert_eq!(bug.len(), 1, "{bug:?}");
+    assert!(
+        bug[0].starts_with(
+            "Tool `go-fails` failed: the plugin panicked: assignment to entry in nil map\n\n\
+             goroutine 1 [running]:\ncorral.plugin/go-fails.Greet("
+        ) && bug[0].contains("tool.go:")
+            && !bug[0].contains("trap")
+            && !bug[0].contains("unreachable")
+            && !bug[0].contains("wit_exports.go"),
+        "{bug:?}"
+    );
+    let blank = call(" ");
+    assert_eq!(blank, ["`name` must not be blank"], "{blank:?}");
+
+    let told = call("open");
+    assert_eq!(told.len(), 2, "{told:?}");
+    assert_eq!(told[0], "open /data/names.txt: Bad file number");
+    assert!(
+        told[1].starts_with(&format!(
+            "Plugin `go-fails` {NO_DIRECTORY} go-fails.toml, beside go-fails.wasm:"
+        )),
+        "{told:?}"
+    );
+    let panicked = call("open-panics");
+    assert_eq!(panicked.len(), 2, "{panicked:?}");
+    assert!(
+        panicked[0].starts_with(
+            "Tool `go-fails` failed: the plugin panicked: open /data/names.txt: Bad file number\n\n"
+        ),
+        "{panicked:?}"
+    );
+    assert!(panicked[1].contains(NO_DIRECTORY), "{panicked:?}");
+
+    let fetched = call("fetch");
+    assert_eq!(fetched.len(), 2, "{fetched:?}");
+    assert!(
+        fetched[1].starts_with(
+            "Plugin `go-fails` opened a socket or looked up a name, and plugins get no sockets."
+        ) && fetched[1].contains("[http]\nallow = ")
+            && fetched[1].contains("Go's net/http"),
+        "{fetched:?}"
+    );
+}
+
 /// `corral list DIR | head -1`: the reader leaves early, and corral ends
 /// as Unix tools do (SIGPIPE), without a panic on the author's terminal.
 #[test]

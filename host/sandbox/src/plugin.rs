@@ -615,7 +615,8 @@ impl Plugin {
                         &self.name,
                         &self.manifest,
                         spent.reached(),
-                        Some(&message),
+                        &message,
+                        true,
                     )
                 {
                     message.push_str("\n\n");
@@ -934,15 +935,27 @@ impl Plugin {
         outcome: &Outcome,
         spent: Option<&Spent>,
     ) -> CallOutput {
-        let trapped = match (outcome, output.content.first()) {
-            (Outcome::Failed(_), Some(Content::Text { text, .. })) => Some(text.as_str()),
-            (Outcome::Failed(_), _) => Some(""),
-            _ => None,
-        };
-        if output.is_error
-            && let Some(spent) = spent
-            && let Some(hint) =
-                missing_grant::hint(&self.name, &self.manifest, spent.reached(), trapped)
+        if !output.is_error {
+            return output;
+        }
+        // The failure's text, or the error the plugin returned.
+        let texts: Vec<&str> = output
+            .content
+            .iter()
+            .filter_map(|content| match content {
+                Content::Text { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let trapped = matches!(outcome, Outcome::Failed(_));
+        if let Some(spent) = spent
+            && let Some(hint) = missing_grant::hint(
+                &self.name,
+                &self.manifest,
+                spent.reached(),
+                &texts.join("\n"),
+                trapped,
+            )
         {
             output.content.push(Content::text(hint));
         }

@@ -204,9 +204,13 @@ impl Spent {
         std::mem::take(&mut self.store.data_mut().updated.said)
     }
 
-    /// What the plugin reached for during the call that a grant gives.
+    /// What the plugin reached for during the call that a grant gives, and
+    /// what its log messages and stderr said about it.
     pub fn reached(&self) -> missing_grant::Reached {
-        self.store.data().reached
+        let state = self.store.data();
+        let mut reached = state.reached;
+        reached.said.hear(&state.stderr.text());
+        reached
     }
 
     /// The fuel the call burned of the `budget` it started with: all of it
@@ -473,8 +477,9 @@ impl Sandbox {
         // What the guest's runtime reached for while it started is not the
         // request's doing: Go's reads its preopened directories at start,
         // which would give every failed call of a Go plugin the hint that
-        // it lacks a directory grant.
-        let started = |state: &mut CallState| state.reached = missing_grant::Reached::default();
+        // it lacks a directory grant. That it did is noted: Go resolves
+        // every path itself from then on (see `missing_grant`).
+        let started = |state: &mut CallState| state.reached.started();
         let outcome = within(
             limits.timeout,
             &pause,
@@ -876,6 +881,8 @@ impl bindings::v0_1::corral::plugin::host::Host for CallState {
     fn log(&mut self, level: types::LogLevel, message: String) {
         self.log_events = self.log_events.saturating_add(1);
         let message = self.shown_message(message);
+        // A traceback logged, or a missing file (see `missing_grant`).
+        self.reached.said.hear(&message);
         if !self.within_event_budget("log", self.log_events, MAX_LOG_EVENTS, message.len()) {
             return;
         }
