@@ -155,7 +155,7 @@ fn limit_hits_reach_the_client_log_at_warning_level() {
     );
     server.result("logging/setLevel", json!({ "level": "warning" }));
     let result = server.call("spin", json!({}));
-    assert_tool_error(&result, "fuel budget");
+    assert_tool_error(&result, "fuel budget of 100,000,000");
     let logged = server
         .notifications
         .iter()
@@ -166,26 +166,50 @@ fn limit_hits_reach_the_client_log_at_warning_level() {
         logged["params"]["data"]
             .as_str()
             .unwrap()
-            .contains("fuel budget of 100,000,000 exhausted"),
+            .contains("burned its whole fuel budget of 100,000,000"),
         "{logged}"
     );
     assert_still_serves(&mut server);
 }
 
+/// The message says first that a loop may be why, and how long it ran;
+/// only then that a call that truly needs more can raise the limit.
 #[test]
 fn an_infinite_loop_exhausts_its_fuel() {
     let dir = hostile_folder(Some("[limits]\nfuel = 100_000_000\n"));
     let mut server = serve(dir.path());
     let started = Instant::now();
     let result = server.call("spin", json!({}));
+    let elapsed = started.elapsed();
     assert_tool_error(
         &result,
-        "fuel budget of 100,000,000 exhausted (a call that needs more: raise [limits] fuel",
+        "Tool `spin` failed: it may be stuck in a loop: it ran for ",
+    );
+    assert_tool_error(
+        &result,
+        " and burned its whole fuel budget of 100,000,000 (about one unit per wasm instruction) \
+         without finishing. A call that truly needs more can raise [limits] fuel in the plugin's \
+         manifest",
+    );
+    // How long it ran, as told, is within what the client waited.
+    let text = all_text(&result);
+    let told = text
+        .split_once("it ran for ")
+        .and_then(|(_, rest)| rest.split_once(" and burned"))
+        .map(|(time, _)| time)
+        .unwrap();
+    let told = match told.split_once(' ') {
+        Some((millis, "ms")) => Duration::from_millis(millis.parse().unwrap()),
+        Some((secs, "s")) => Duration::from_secs_f64(secs.parse().unwrap()),
+        _ => panic!("not a duration: {told}"),
+    };
+    assert!(
+        told > Duration::ZERO && told <= elapsed,
+        "told {told:?}, waited {elapsed:?}"
     );
     assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "100,000,000 fuel took {:?}",
-        started.elapsed()
+        elapsed < Duration::from_secs(10),
+        "100,000,000 fuel took {elapsed:?}"
     );
     // The audit line counts all the fuel it burned.
     wait_for_stderr(&server, "fuel=100000000 outcome=\"fuel-limit\"", 1);
@@ -203,7 +227,9 @@ fn an_infinite_loop_times_out() {
     let elapsed = started.elapsed();
     assert_tool_error(
         &result,
-        "timed out after 1 s (a call that needs longer: raise [limits] timeout",
+        "Tool `spin` failed: timed out after 1 s: it may be stuck in a loop, or waiting for \
+         something that never comes. A call that truly needs longer can raise \
+         [limits] timeout in the plugin's manifest",
     );
     assert!(
         elapsed >= Duration::from_millis(900) && elapsed < Duration::from_secs(5),

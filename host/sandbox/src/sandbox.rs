@@ -91,12 +91,17 @@ const POOL_KEEP_RESIDENT_TABLE: usize = 256 << 10;
 /// Why a sandboxed run did not produce a value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Failure {
+    /// It burned its whole fuel `budget` in `ran` (as the time limit
+    /// counts time: waits for the client's answers left out).
     FuelExhausted {
         budget: u64,
+        ran: Duration,
     },
     MemoryLimit {
         bytes: usize,
     },
+    /// It computed for `after`, its time limit. (What fuel it burned is
+    /// not known: the dropped run takes its counters with it.)
     TimedOut {
         after: Duration,
     },
@@ -144,10 +149,14 @@ impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             // Each limit names the manifest key that raises it: the
-            // author's fix when the work is legitimate.
-            Failure::FuelExhausted { budget } => write!(
+            // author's fix when the work is legitimate. Fuel and time run
+            // out in an endless loop first, whose fix is not more of them.
+            Failure::FuelExhausted { budget, ran } => write!(
                 f,
-                "fuel budget of {} exhausted (a call that needs more: raise [limits] fuel in the plugin's manifest)",
+                "it may be stuck in a loop: it ran for {} and burned its whole fuel budget of {} \
+                 (about one unit per wasm instruction) without finishing. A call that truly needs \
+                 more can raise [limits] fuel in the plugin's manifest",
+                human_duration(*ran),
                 group_digits(*budget)
             ),
             Failure::MemoryLimit { bytes } => write!(
@@ -157,7 +166,9 @@ impl fmt::Display for Failure {
             ),
             Failure::TimedOut { after } => write!(
                 f,
-                "timed out after {} (a call that needs longer: raise [limits] timeout in the plugin's manifest)",
+                "timed out after {}: it may be stuck in a loop, or waiting for something \
+                 that never comes. A call that truly needs longer can raise [limits] timeout \
+                 in the plugin's manifest",
                 human_duration(*after)
             ),
             Failure::StackOverflow => f.write_str("stack overflow (call stack exhausted)"),
@@ -480,13 +491,16 @@ impl Sandbox {
         // it lacks a directory grant. That it did is noted: Go resolves
         // every path itself from then on (see `missing_grant`).
         let started = |state: &mut CallState| state.reached.started();
+        let began = std::time::Instant::now();
         let outcome = within(
             limits.timeout,
             &pause,
             pre.invoke(&mut store, started, request),
         )
         .await;
-        let run = finish(&mut store, limits, outcome);
+        // Its time as the time limit counts it: waits for the client left out.
+        let ran = began.elapsed().saturating_sub(pause.waited());
+        let run = finish(&mut store, limits, ran, outcome);
         (run, Some(Spent { store }))
     }
 
@@ -631,11 +645,12 @@ async fn within<F: Future>(limit: Duration, pause: &Pause, work: F) -> Result<F:
     .await
 }
 
-/// Turns a finished run into its value or the limit it hit, and logs what the
-/// plugin wrote to stdout and stderr.
+/// Turns a finished run, which ran for `ran`, into its value or the limit
+/// it hit, and logs what the plugin wrote to stdout and stderr.
 fn finish<T>(
     store: &mut Store<CallState>,
     limits: &Limits,
+    ran: Duration,
     outcome: Result<WasmResult<T>, Elapsed>,
 ) -> Result<Run<T>, Failure> {
     let fuel_used = limits.fuel - store.get_fuel().unwrap_or(0);
@@ -650,14 +665,21 @@ fn finish<T>(
         Ok(Err(err)) if err.downcast_ref::<InputRequired>().is_some() => {
             Err(Failure::InputRequired { fuel_used })
         }
-        Ok(Err(err)) => Err(classify(&err, state, limits, stderr)),
+        Ok(Err(err)) => Err(classify(&err, state, limits, ran, stderr)),
     }
 }
 
-fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits, stderr: String) -> Failure {
+fn classify(
+    err: &wasmtime::Error,
+    state: &CallState,
+    limits: &Limits,
+    ran: Duration,
+    stderr: String,
+) -> Failure {
     match err.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => Failure::FuelExhausted {
             budget: limits.fuel,
+            ran,
         },
         Some(Trap::StackOverflow) => Failure::StackOverflow,
         // wasmtime's own words when a value outgrows `hostcall_bytes`.
@@ -1116,22 +1138,33 @@ mod tests {
     #[test]
     fn limit_messages_name_the_limit_and_its_value() {
         assert_eq!(
-            Failure::FuelExhausted {
-                budget: 1_000_000_000
-            }
-            .to_string(),
-            "fuel budget of 1,000,000,000 exhausted (a call that needs more: raise [limits] fuel in the plugin's manifest)"
-        );
-        assert_eq!(
             Failure::MemoryLimit { bytes: 64 << 20 }.to_string(),
             "memory limit 64 MiB reached (a call that needs more: raise [limits] memory in the plugin's manifest)"
         );
+    }
+
+    /// A loop runs out of fuel or time first: its message says so, and how
+    /// long it ran, before the limit a call that truly needs more raises.
+    #[test]
+    fn fuel_and_time_messages_suspect_a_loop_before_the_limit() {
         assert_eq!(
-            Failure::TimedOut {
-                after: Duration::from_secs(10)
+            Failure::FuelExhausted {
+                budget: 1_000_000_000,
+                ran: Duration::from_millis(1500),
             }
             .to_string(),
-            "timed out after 10 s (a call that needs longer: raise [limits] timeout in the plugin's manifest)"
+            "it may be stuck in a loop: it ran for 1.5 s and burned its whole fuel budget of \
+             1,000,000,000 (about one unit per wasm instruction) without finishing. A call that \
+             truly needs more can raise [limits] fuel in the plugin's manifest"
+        );
+        assert_eq!(
+            Failure::TimedOut {
+                after: Duration::from_secs(10),
+            }
+            .to_string(),
+            "timed out after 10 s: it may be stuck in a loop, or waiting for something that \
+             never comes. A call that truly needs longer can raise [limits] \
+             timeout in the plugin's manifest"
         );
     }
 }
