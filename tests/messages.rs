@@ -182,6 +182,33 @@ fn an_unknown_tool_names_the_plugins_that_failed_to_load_and_why() {
     );
 }
 
+/// `corral compile` is a build's load check before it installs a file, so
+/// a machine with no compile cache still gets the check, and is told the
+/// code was not kept.
+#[test]
+fn compile_without_a_cache_still_checks_the_plugin() {
+    let dir = folder_with(&[("calc.wasm", &example("calc"))]);
+    std::fs::write(dir.path().join("broken.wasm"), b"\0asm\x01\0\0\0").unwrap();
+    let compile = |file: &str| {
+        Command::new(env!("CARGO_BIN_EXE_corral"))
+            .args(["compile", "--no-cache"])
+            .arg(dir.path().join(file))
+            .output()
+            .unwrap()
+    };
+    let good = compile("calc.wasm");
+    let text = stderr(&good);
+    assert!(good.status.success(), "{text}");
+    assert!(
+        text.contains("calc.wasm (6 tool(s))") && text.contains("it loads; with no compile cache"),
+        "{text}"
+    );
+    let bad = compile("broken.wasm");
+    let text = stderr(&bad);
+    assert_eq!(bad.status.code(), Some(1), "{text}");
+    assert!(text.contains("broken.wasm would not load"), "{text}");
+}
+
 /// Over MCP too: a client that connects to a folder where a plugin failed
 /// to load hears which and why in its log, with no log level set (the
 /// failure came before it could set one), and calling that plugin's tool

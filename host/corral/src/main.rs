@@ -875,11 +875,10 @@ async fn run(command: Command) -> Result<ExitCode> {
         Command::Compile {
             file, install_as, ..
         } => {
-            if sandbox.options().cache.is_none() {
-                bail!(
-                    "there is no compile cache to fill (--no-cache, or neither XDG_CACHE_HOME nor HOME is set)"
-                );
-            }
+            // Without a cache the load still checks the plugin: a build
+            // that runs this before installing its file must not be stopped
+            // by a machine with nowhere to keep compiled code.
+            let cached = sandbox.options().cache.is_some();
             let started = std::time::Instant::now();
             // The plugin as it will be served: FILE's bytes, and the name
             // and manifest of where it goes (FILE itself without --as).
@@ -893,9 +892,17 @@ async fn run(command: Command) -> Result<ExitCode> {
                 None => file.display().to_string(),
             };
             match loaded {
-                Ok(loaded) => {
+                Ok(loaded) if cached => {
                     eprintln!(
                         "compiled {shown} ({} tool(s)) in {:.1} s: the first call will not wait for it",
+                        loaded.tools().len(),
+                        started.elapsed().as_secs_f64()
+                    );
+                    Ok(ExitCode::SUCCESS)
+                }
+                Ok(loaded) => {
+                    eprintln!(
+                        "checked {shown} ({} tool(s)) in {:.1} s: it loads; with no compile cache (--no-cache, or neither XDG_CACHE_HOME nor HOME is set) its first call compiles it again",
                         loaded.tools().len(),
                         started.elapsed().as_secs_f64()
                     );
