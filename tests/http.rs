@@ -290,6 +290,36 @@ fn list_changes_reach_get_streams_and_listen_streams() {
 
 /// A server on loopback that also accepts the origin `https://app.example`
 /// and requires the bearer token `s3cret-token`.
+/// Over HTTP a client initializes before it opens the session's GET
+/// stream, so the plugins that failed to load are told there when it opens.
+#[test]
+fn a_get_stream_hears_which_plugins_failed_to_load() {
+    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
+    std::fs::write(folder.path().join("files.wasm"), b"\0asm\x01\0\0\0").unwrap();
+    let server = HttpServer::start(folder.path(), &[]);
+    let mut legacy = server.client();
+    legacy.initialize("2025-11-25");
+    let session = legacy.session.clone().unwrap();
+    let (status, headers, mut standalone) = legacy.open_stream(
+        "GET",
+        &[
+            ("Accept", "text/event-stream"),
+            ("Mcp-Session-Id", &session),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        b"",
+    );
+    assert_eq!(status, 200, "{headers:?}");
+    let told = standalone.next_within(QUICK).expect("a log message");
+    assert_eq!(told["method"], "notifications/message", "{told}");
+    assert_eq!(told["params"]["level"], "error", "{told}");
+    let data = told["params"]["data"].as_str().unwrap();
+    assert!(
+        data.starts_with("1 plugin file(s) failed to load:\n  files.wasm: "),
+        "{data}"
+    );
+}
+
 fn guarded_server(folder: &std::path::Path) -> HttpServer {
     HttpServer::start_on(
         folder,

@@ -240,14 +240,25 @@ fn a_client_hears_which_plugin_failed_to_load_and_why() {
     assert_eq!(params["level"], "error", "{params}");
     let data = params["data"].as_str().unwrap();
     assert!(
-        data.starts_with(
-            "1 plugin(s) failed to load, so their tools are not served:\n  files.wasm: "
-        ) && data.contains("core WebAssembly module, not a component"),
+        data.starts_with("1 plugin file(s) failed to load:\n  files.wasm: ")
+            && data.contains("core WebAssembly module, not a component"),
         "{data}"
     );
     // The others serve.
     let sum = server.call("add", json!({ "a": 1, "b": 2 }));
     assert_eq!(sum["isError"], false, "{sum}");
+
+    // Once the file loads, it is no longer named.
+    std::fs::copy(example("textstats"), dir.path().join("files.wasm")).unwrap();
+    support::expect_notification(&mut server, "notifications/tools/list_changed");
+    let response = server.request(
+        "tools/call",
+        json!({ "name": "read_file", "arguments": {} }),
+    );
+    assert_eq!(
+        response["error"]["message"], "Unknown tool: read_file",
+        "{response}"
+    );
 }
 
 /// A client that calls a tool by the name several plugins give it hears

@@ -686,11 +686,13 @@ pub async fn load_dir(
             Ok(plugin) => plugins.push(Arc::new(plugin)),
             Err(err) => {
                 let reason = format!("{err:#}");
-                reports.report(
+                let failure = NotLoaded::new(file_name(&path), &reason, false);
+                reports.report_apart(
                     LogLevel::Error,
                     format!("skipping plugin {}: {reason}", path.display()),
+                    format!("skipping plugin {}: {}", failure.file, failure.reason),
                 );
-                failed.push(NotLoaded::new(file_name(&path), &reason, false));
+                failed.push(failure);
             }
         }
     }

@@ -271,18 +271,22 @@ impl Reloader {
                         "it is not served"
                     };
                     let reason = format!("{err:#}");
-                    self.reports.report(
+                    let failure = NotLoaded::new(file_name(&path), &reason, previous_serves);
+                    let told = format!(
+                        "plugin {} failed to load ({consequence}): {}",
+                        failure.file, failure.reason
+                    );
+                    // Noted before it is reported: a client initializing
+                    // between the two then hears it one way or the other.
+                    self.catalog.failed_to_load(failure);
+                    self.reports.report_apart(
                         LogLevel::Error,
                         format!(
                             "plugin {} failed to load ({consequence}): {reason}",
                             path.display()
                         ),
+                        told,
                     );
-                    self.catalog.failed_to_load(NotLoaded::new(
-                        file_name(&path),
-                        &reason,
-                        previous_serves,
-                    ));
                     outcome.failed.push(file_name(&path));
                 }
             }

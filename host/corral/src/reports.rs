@@ -26,6 +26,13 @@ impl Default for Reports {
 impl Reports {
     /// Reports `message` on stderr and to every subscribed session.
     pub fn report(&self, level: LogLevel, message: String) {
+        self.report_apart(level, message.clone(), message);
+    }
+
+    /// Reports `message` on stderr, and `told`, what a client may see of
+    /// it (a plugin's file name rather than its path, a reason cut short),
+    /// to every subscribed session.
+    pub fn report_apart(&self, level: LogLevel, message: String, told: String) {
         match level {
             LogLevel::Debug => tracing::debug!("{message}"),
             LogLevel::Info | LogLevel::Notice => tracing::info!("{message}"),
@@ -36,7 +43,7 @@ impl Reports {
         let _ = self.logs.send(HostLog {
             level,
             logger: "corral".into(),
-            message,
+            message: told,
         });
     }
 

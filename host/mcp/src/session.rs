@@ -342,9 +342,13 @@ pub struct Session<H> {
     pending: Arc<Pending>,
     /// The minimum level of log notifications, as a `LogLevel` index.
     log_level: Arc<AtomicU8>,
-    /// The client sent `notifications/initialized`: the server's reports
-    /// may reach it (legacy era).
-    initialized: AtomicBool,
+    /// The server's reports may reach the client: it sent
+    /// `notifications/initialized` or `logging/setLevel` (legacy era). Our
+    /// choice, not the spec's (which allows log messages earlier): a client
+    /// still in its handshake has nowhere to show them, and what was
+    /// reported meanwhile is told once this opens (see
+    /// [`Session::tell_not_loaded`]).
+    reports_open: AtomicBool,
     /// Requests running, by the JSON text of their id, for cancellation.
     /// Each with a number of its own: a client that reuses the id of a
     /// request still in flight (a protocol error) must not make the first
@@ -376,7 +380,7 @@ impl<H: ToolHost> Session<H> {
             subscriptions: Mutex::new(BTreeSet::new()),
             pending: Arc::new(Pending::default()),
             log_level: Arc::new(AtomicU8::new(LOGGING_OFF)),
-            initialized: AtomicBool::new(false),
+            reports_open: AtomicBool::new(false),
             in_flight: Mutex::new(HashMap::new()),
             requests: AtomicU64::new(0),
             listeners: Mutex::new(HashMap::new()),
@@ -623,7 +627,7 @@ impl<H: ToolHost> Session<H> {
             }
             "notifications/initialized" => {
                 tracing::debug!("client initialized");
-                self.initialized.store(true, Ordering::Relaxed);
+                self.reports_open.store(true, Ordering::Relaxed);
                 self.tell_not_loaded();
             }
             other => tracing::debug!("ignoring notification {other}"),
@@ -1274,7 +1278,7 @@ impl<H: ToolHost> Session<H> {
         self.log_level.store(level as u8, Ordering::Relaxed);
         // A client that asks for log messages takes them, whether or not
         // it said `notifications/initialized` first.
-        self.initialized.store(true, Ordering::Relaxed);
+        self.reports_open.store(true, Ordering::Relaxed);
         Ok(json!({}))
     }
 }
@@ -1504,7 +1508,7 @@ impl<H: ToolHost> Session<H> {
             LOGGING_OFF => HOST_REPORTS_BY_DEFAULT as u8,
             level => level,
         };
-        if (log.level as u8) < least || !self.initialized.load(Ordering::Relaxed) {
+        if (log.level as u8) < least || !self.reports_open.load(Ordering::Relaxed) {
             return;
         }
         let params =
@@ -1512,8 +1516,11 @@ impl<H: ToolHost> Session<H> {
         (self.notify)(jsonrpc::notification("notifications/message", Some(params)));
     }
 
-    /// Tells a client that has just initialized which plugins failed to
-    /// load, as an error in its log: they failed before it could ask.
+    /// Tells the client which plugins failed to load, as an error in its
+    /// log: they failed before it could ask. Done when it has just
+    /// initialized, and, over HTTP, when it opens the session's stream
+    /// afterwards ([`Session::stream_opened`]): until then a notification
+    /// has nowhere to go.
     fn tell_not_loaded(&self) {
         let failed = self.host.not_loaded();
         if failed.is_empty() {
@@ -1523,11 +1530,21 @@ impl<H: ToolHost> Session<H> {
             level: LogLevel::Error,
             logger: "corral".into(),
             message: format!(
-                "{} plugin(s) failed to load, so their tools are not served:\n{}",
+                "{} plugin file(s) failed to load:\n{}",
                 failed.len(),
                 corral_tool::not_loaded_lines(&failed)
             ),
         });
+    }
+
+    /// The transport opened the stream where notifications that answer no
+    /// request go (Streamable HTTP's GET): the plugins that failed to load
+    /// are told there, if the client has initialized (if not, they are
+    /// told when it does).
+    pub fn stream_opened(&self) {
+        if self.reports_open.load(Ordering::Relaxed) {
+            self.tell_not_loaded();
+        }
     }
 }
 

@@ -695,4 +695,31 @@ mod tests {
         let plain = output(vec![Content::text("hi")], None);
         assert_eq!(plain.clone().with_structured_as_text(), plain);
     }
+
+    /// A plugin's load error may be as long as it likes: a client is told
+    /// 300 characters of each, of five files at most.
+    #[test]
+    fn what_a_client_is_told_of_failed_plugins_is_bounded() {
+        let long = "é".repeat(1000);
+        let cut = NotLoaded::new("big.wasm".into(), &long, false);
+        assert_eq!(cut.reason.chars().count(), NOT_LOADED_REASON_CHARS + 1);
+        assert!(cut.reason.ends_with('…'));
+        let short = NotLoaded::new("a.wasm".into(), "not a component", true);
+        assert_eq!(short.reason, "not a component");
+
+        let mut failed = vec![short.clone()];
+        failed.extend((0..6).map(|i| NotLoaded::new(format!("p{i}.wasm"), "bad", false)));
+        let lines = not_loaded_lines(&failed);
+        assert_eq!(
+            lines,
+            "  a.wasm (its previous version still serves): not a component\n  \
+             p0.wasm: bad\n  p1.wasm: bad\n  p2.wasm: bad\n  p3.wasm: bad\n  and 2 more"
+        );
+        assert_eq!(unknown_tool_not_loaded(&[]), "");
+        assert_eq!(
+            unknown_tool_not_loaded(&[short]),
+            "; it may be one of the 1 plugin(s) that failed to load:\n  \
+             a.wasm (its previous version still serves): not a component"
+        );
+    }
 }

@@ -146,6 +146,7 @@ impl<H: ToolHost> Server<H> {
             }
             *stream = Some(sender);
         }
+        legacy.session.stream_opened();
         legacy.touch();
         sse_response(receiver, None, None, Some(&self.closing), None)
     }

@@ -177,8 +177,9 @@ async fn host_logs_reach_the_client_at_or_above_its_level() {
     );
 }
 
-/// Until the client says it is initialized it hears no report: a
-/// notification before the handshake ends would confuse it.
+/// Until the client says it is initialized it hears no report (the spec
+/// would allow log messages earlier; a client in its handshake has
+/// nowhere to show them), and it hears later what failed meanwhile.
 #[tokio::test]
 async fn host_logs_wait_for_the_client_to_be_initialized() {
     let mut client = Client::new().await;
@@ -211,7 +212,7 @@ async fn a_client_hears_which_plugins_failed_to_load_when_it_connects() {
         [log_message(
             "error",
             "corral",
-            "2 plugin(s) failed to load, so their tools are not served:\n  \
+            "2 plugin file(s) failed to load:\n  \
              files.wasm: not a valid WebAssembly component\n  \
              notes.wasm: notes.toml:3: unknown key `limit`"
         )]
