@@ -1034,7 +1034,10 @@ mod tests {
         let plugin = fs::read_to_string(created.dir.join("plugin.ts")).unwrap();
         assert!(plugin.contains("const TOOL_NAME = 'greet_ts';"), "{plugin}");
         let ignored = fs::read_to_string(created.dir.join(".gitignore")).unwrap();
-        assert_eq!(ignored, "/greet_ts.wasm\n/.build/\n/types/\n");
+        assert_eq!(
+            ignored,
+            "/greet_ts.wasm\n/greet_ts.wasm.tmp\n/.build/\n/types/\n"
+        );
         assert!(created.next_steps().contains("a TypeScript plugin"));
     }
 
@@ -1136,5 +1139,22 @@ mod tests {
     fn toml_strings_escape_quotes_backslashes_and_controls() {
         assert_eq!(toml_string(r#"C:\a "b""#), r#""C:\\a \"b\"""#);
         assert_eq!(toml_string("a\nb"), r#""a\u000Ab""#);
+    }
+
+    /// componentize-py's failure is tidied by the same code in a project's
+    /// ./build and in the repository's plugins/build-python; a project is
+    /// standalone, so each has a copy, which must not drift.
+    #[test]
+    fn python_builds_tidy_componentize_py_failures_alike() {
+        fn function(script: &str) -> &str {
+            let start = script
+                .find("\ncomponentize_py_reason() {\n")
+                .expect("componentize_py_reason is defined");
+            let body = &script[start..];
+            &body[..body.find("\n}\n").expect("it ends") + 3]
+        }
+        let project = include_str!("../templates/python/build");
+        let repository = include_str!("../../../plugins/build-python");
+        assert_eq!(function(project), function(repository));
     }
 }
