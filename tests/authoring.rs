@@ -1111,30 +1111,7 @@ fn dev_builds_serves_and_rebuilds_on_every_edit() {
     // author hears each build's outcome all the same.
     server.initialize("2025-11-25");
 
-    // Whatever a call answers, once it answers `want` (the build lands in
-    // the background, then the folder reloads).
-    let answers = |server: &mut support::Server, want: &str| {
-        let deadline = Instant::now() + std::time::Duration::from_secs(180);
-        loop {
-            let listed = server.result("tools/list", serde_json::json!({}));
-            if listed["tools"]
-                .as_array()
-                .is_some_and(|tools| !tools.is_empty())
-            {
-                let result = server.call("greet-dev", serde_json::json!({"name": "Ada"}));
-                if first_text(&result) == want {
-                    return;
-                }
-            }
-            assert!(
-                Instant::now() < deadline,
-                "never answered {want:?}:\n{}",
-                server.stderr()
-            );
-            std::thread::sleep(std::time::Duration::from_millis(200));
-        }
-    };
-    answers(&mut server, "Hello, Ada!");
+    greets(&mut server, "greet-dev", "Hello, Ada!");
     let stderr = server.stderr_containing("dev: ./build succeeded");
     assert!(
         stderr.contains("build: wrote"),
@@ -1146,7 +1123,7 @@ fn dev_builds_serves_and_rebuilds_on_every_edit() {
     let source = project.join("src/greeting.c");
     let text = std::fs::read_to_string(&source).unwrap();
     std::fs::write(&source, text.replace("\"Hello, \"", "\"Howdy, \"")).unwrap();
-    answers(&mut server, "Howdy, Ada!");
+    greets(&mut server, "greet-dev", "Howdy, Ada!");
     // By now the first build's outcome has reached the client's log
     // (requests were answered after it).
     let built = server.notifications.iter().any(|note| {
@@ -1176,7 +1153,7 @@ fn dev_builds_serves_and_rebuilds_on_every_edit() {
 
     // The fix lands.
     std::fs::write(&source, text.replace("\"Hello, \"", "\"Welcome, \"")).unwrap();
-    answers(&mut server, "Welcome, Ada!");
+    greets(&mut server, "greet-dev", "Welcome, Ada!");
 }
 
 /// `corral dev` on a TypeScript project compiles each build once (issue

@@ -227,15 +227,7 @@ fn list_changes_reach_get_streams_and_listen_streams() {
     legacy.initialize("2025-11-25");
     let session = legacy.session.clone().unwrap();
 
-    let (status, headers, mut standalone) = legacy.open_stream(
-        "GET",
-        &[
-            ("Accept", "text/event-stream"),
-            ("Mcp-Session-Id", &session),
-            ("MCP-Protocol-Version", "2025-11-25"),
-        ],
-        b"",
-    );
+    let (status, headers, mut standalone) = legacy.open_get_stream();
     assert_eq!(status, 200, "{headers:?}");
     // One GET stream per session.
     let second = legacy.send(
@@ -299,16 +291,7 @@ fn a_get_stream_hears_which_plugins_failed_to_load() {
     let server = HttpServer::start(folder.path(), &[]);
     let mut legacy = server.client();
     legacy.initialize("2025-11-25");
-    let session = legacy.session.clone().unwrap();
-    let (status, headers, mut standalone) = legacy.open_stream(
-        "GET",
-        &[
-            ("Accept", "text/event-stream"),
-            ("Mcp-Session-Id", &session),
-            ("MCP-Protocol-Version", "2025-11-25"),
-        ],
-        b"",
-    );
+    let (status, headers, mut standalone) = legacy.open_get_stream();
     assert_eq!(status, 200, "{headers:?}");
     let told = standalone.next_within(QUICK).expect("a log message");
     assert_eq!(told["method"], "notifications/message", "{told}");

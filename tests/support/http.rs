@@ -302,6 +302,20 @@ impl Client {
         self.post(&message, &headers)
     }
 
+    /// Opens the legacy session's GET stream (revision 2025-11-25).
+    pub fn open_get_stream(&self) -> (u16, Vec<(String, String)>, EventStream) {
+        let session = self.session.clone().expect("an initialized session");
+        self.open_stream(
+            "GET",
+            &[
+                ("Accept", "text/event-stream"),
+                ("Mcp-Session-Id", &session),
+                ("MCP-Protocol-Version", "2025-11-25"),
+            ],
+            b"",
+        )
+    }
+
     /// Opens a streaming request (POST or GET) whose SSE events are read
     /// one by one.
     pub fn open_stream(
