@@ -325,6 +325,13 @@ fn content_texts(output: &Output) -> Vec<String> {
         .collect()
 }
 
+/// The texts of a failed call of `tool` of the plugins in `dir` with
+/// `{"name": name}`, by `corral call`.
+fn failed_with(dir: &Path, tool: &str, name: &str) -> Vec<String> {
+    let arguments = json!({ "name": name }).to_string();
+    content_texts(&corral_call(dir, "off", &[tool, &arguments]))
+}
+
 const NO_DIRECTORY: &str = "has no directory granted, so it sees no files. To grant one, add to";
 
 /// A plugin without a `[[dirs]]` grant that opens a path fails with its
@@ -498,13 +505,7 @@ def greet(name: str) -> str:
 #[test]
 fn a_python_error_gets_the_directory_grant_only_when_the_tool_opened_a_file() {
     let dir = scaffold("python", "py-fails", "tool.py", PYTHON_FAILURES);
-    let call = |name: &str| {
-        content_texts(&corral_call(
-            dir.path(),
-            "off",
-            &["py-fails", &json!({ "name": name }).to_string()],
-        ))
-    };
+    let call = |name: &str| failed_with(dir.path(), "py-fails", name);
     let bug = call("bug");
     assert_eq!(
         bug,
@@ -571,13 +572,7 @@ func Greet(name string) (string, error) {
 #[test]
 fn a_go_plugin_is_told_the_grant_it_lacks_and_its_panics_read_as_go_wrote_them() {
     let dir = scaffold("go", "go-fails", "tool.go", GO_FAILURES);
-    let call = |name: &str| {
-        content_texts(&corral_call(
-            dir.path(),
-            "off",
-            &["go-fails", &json!({ "name": name }).to_string()],
-        ))
-    };
+    let call = |name: &str| failed_with(dir.path(), "go-fails", name);
     let bug = call("bug");
     assert_eq!(bug.len(), 1, "{bug:?}");
     assert!(

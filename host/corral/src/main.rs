@@ -883,7 +883,7 @@ async fn run(command: Command) -> Result<ExitCode> {
             // The plugin as it will be served: FILE's bytes, and the name
             // and manifest of where it goes (FILE itself without --as).
             let plugin = install_as.as_deref().unwrap_or(&file);
-            let loaded = match read_as(&file, plugin).await {
+            let loaded = match corral_sandbox::PluginFiles::read_as(&file, plugin).await {
                 Ok(files) => corral_sandbox::Plugin::load_from(&sandbox, plugin, files).await,
                 Err(err) => Err(err),
             };
@@ -892,17 +892,17 @@ async fn run(command: Command) -> Result<ExitCode> {
                 None => file.display().to_string(),
             };
             match loaded {
-                Ok(loaded) if cached => {
-                    eprintln!(
-                        "compiled {shown} ({} tool(s)) in {:.1} s: the first call will not wait for it",
-                        loaded.tools().len(),
-                        started.elapsed().as_secs_f64()
-                    );
-                    Ok(ExitCode::SUCCESS)
-                }
                 Ok(loaded) => {
+                    let (done, so) = if cached {
+                        ("compiled", "the first call will not wait for it")
+                    } else {
+                        (
+                            "checked",
+                            "it loads; with no compile cache (--no-cache, or neither XDG_CACHE_HOME nor HOME is set) its first call compiles it again",
+                        )
+                    };
                     eprintln!(
-                        "checked {shown} ({} tool(s)) in {:.1} s: it loads; with no compile cache (--no-cache, or neither XDG_CACHE_HOME nor HOME is set) its first call compiles it again",
+                        "{done} {shown} ({} tool(s)) in {:.1} s: {so}",
                         loaded.tools().len(),
                         started.elapsed().as_secs_f64()
                     );
@@ -925,17 +925,6 @@ async fn run(command: Command) -> Result<ExitCode> {
             })
         }
     }
-}
-
-/// For `compile --as`: the component's bytes from `file`, and the manifest
-/// beside `plugin`, the path it will be served from (the same path when
-/// there is no --as).
-async fn read_as(file: &Path, plugin: &Path) -> Result<corral_sandbox::PluginFiles> {
-    let wasm = tokio::fs::read(file)
-        .await
-        .with_context(|| format!("reading {}", file.display()))?;
-    let manifest = corral_sandbox::Manifest::read_text(plugin)?;
-    Ok(corral_sandbox::PluginFiles { wasm, manifest })
 }
 
 /// For `inspect`: where the plugin was pulled from, if its folder's lock

@@ -102,8 +102,15 @@ pub struct PluginFiles {
 impl PluginFiles {
     /// Reads the plugin file at `path` and the manifest beside it.
     pub async fn read(path: &Path) -> Result<PluginFiles> {
-        let wasm = tokio::fs::read(path).await.context("reading the file")?;
-        let manifest = Manifest::read_text(path)?;
+        PluginFiles::read_as(path, path).await
+    }
+
+    /// Reads the component in `file` as the plugin at `plugin` would be:
+    /// with the manifest beside `plugin` (a build checks its new file this
+    /// way before it takes the plugin's place).
+    pub async fn read_as(file: &Path, plugin: &Path) -> Result<PluginFiles> {
+        let wasm = tokio::fs::read(file).await.context("reading the file")?;
+        let manifest = Manifest::read_text(plugin)?;
         Ok(PluginFiles { wasm, manifest })
     }
 }
@@ -935,9 +942,9 @@ impl Plugin {
         outcome: &Outcome,
         spent: Option<&Spent>,
     ) -> CallOutput {
-        if !output.is_error {
+        let (true, Some(spent)) = (output.is_error, spent) else {
             return output;
-        }
+        };
         // The failure's text, or the error the plugin returned.
         let texts: Vec<&str> = output
             .content
@@ -948,15 +955,13 @@ impl Plugin {
             })
             .collect();
         let trapped = matches!(outcome, Outcome::Failed(_));
-        if let Some(spent) = spent
-            && let Some(hint) = missing_grant::hint(
-                &self.name,
-                &self.manifest,
-                spent.reached(),
-                &texts.join("\n"),
-                trapped,
-            )
-        {
+        if let Some(hint) = missing_grant::hint(
+            &self.name,
+            &self.manifest,
+            spent.reached(),
+            &texts.join("\n"),
+            trapped,
+        ) {
             output.content.push(Content::text(hint));
         }
         output
