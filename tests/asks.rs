@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use support::{PATIENCE, Server, conformance_folder, first_text};
 
-/// A folder serving the conformance fixture, with `manifest` added to its
-/// `conformance.toml` when given.
+/// A folder serving the conformance fixture, with `limits` added to the
+/// `[limits]` of its `conformance.toml` when given.
 fn fixture_folder(manifest: Option<&str>) -> tempfile::TempDir {
     conformance_folder(manifest.unwrap_or_default())
 }
@@ -193,7 +193,7 @@ fn a_legacy_client_error_reaches_the_tool_as_a_failure() {
 #[test]
 fn a_client_that_never_answers_costs_the_tool_its_input_wait_not_the_server() {
     // The compute timeout is shorter than the wait: waiting is not compute.
-    let folder = fixture_folder(Some("[limits]\ntimeout = \"1 s\"\ninput-wait = \"2 s\"\n"));
+    let folder = fixture_folder(Some("timeout = \"1 s\"\ninput-wait = \"2 s\"\n"));
     let mut server = legacy_server(folder.path(), json!({ "elicitation": {} }));
     let started = Instant::now();
     let call = server.send_request(
@@ -263,7 +263,7 @@ fn cancelling_a_call_that_waits_for_the_client_ends_it_without_an_answer() {
 #[test]
 fn a_call_whose_http_connection_closes_while_it_waits_hears_it_at_once() {
     // The wait is long: only the closed connection can end it soon.
-    let folder = fixture_folder(Some("[limits]\ninput-wait = \"60 s\"\n"));
+    let folder = fixture_folder(Some("input-wait = \"60 s\"\n"));
     let server = http::HttpServer::start(folder.path(), &[]);
     let mut client = server.client();
     client.initialize_with("2025-11-25", json!({ "elicitation": {} }));

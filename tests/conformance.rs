@@ -140,6 +140,15 @@ fn run_requirements(revision: &str) {
             "sep-2164-resource-not-found",
             "input-required-result-non-tool-request",
             "caching",
+            "tasks-lifecycle",
+            "tasks-capability-negotiation",
+            "tasks-wire-fields",
+            "tasks-request-state-removal",
+            "tasks-mrtr-input",
+            "tasks-request-headers",
+            "tasks-dispatch-and-envelope",
+            "tasks-required-task-error",
+            "tasks-mrtr-composition",
         ]);
     }
     for scenario in passing {

@@ -126,7 +126,11 @@ fn tool_to_wit(tool: Tool) -> wit_tools::Tool {
         output_schema,
         annotations: has_annotations.then_some(annotations),
         icons: tool.icons.into_iter().map(icon_to_wit).collect(),
-        task_support: None,
+        task_support: tool.task_support.map(|support| match support {
+            crate::TaskSupport::Forbidden => wit_tools::TaskSupport::Forbidden,
+            crate::TaskSupport::Optional => wit_tools::TaskSupport::Optional,
+            crate::TaskSupport::Required => wit_tools::TaskSupport::Required,
+        }),
     }
 }
 

@@ -119,7 +119,7 @@ pub use prompt::{
 };
 pub use resource::{Blob, Contents, IntoContents, ReadError, Resource, ResourceTemplate};
 pub use result::{Audio, CallResult, Image, IntoToolResult, Json, ToolError};
-pub use tool::{Icon, NoArgs, Tool};
+pub use tool::{Icon, NoArgs, TaskSupport, Tool};
 
 /// Re-exported so that plugins can name `corral_sdk::serde_json::Value`
 /// without another dependency.

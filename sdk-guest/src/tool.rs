@@ -33,6 +33,7 @@ pub struct Tool {
     pub(crate) idempotent: Option<bool>,
     pub(crate) open_world: Option<bool>,
     pub(crate) icons: Vec<Icon>,
+    pub(crate) task_support: Option<TaskSupport>,
     input_schema: fn() -> Value,
     /// The Rust type of the arguments, for the message when its schema is
     /// not an object (checked natively only).
@@ -43,6 +44,17 @@ pub struct Tool {
     closed: bool,
     output_schema: fn() -> Option<Value>,
     handler: Handler,
+}
+
+/// Whether a tool's calls may run as tasks (see [`Tool::task_support`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskSupport {
+    /// Never: every call answers in its own request.
+    Forbidden,
+    /// When the client takes tasks and the call runs long.
+    Optional,
+    /// Only as a task: a client that cannot take one is refused.
+    Required,
 }
 
 impl Tool {
@@ -67,6 +79,7 @@ impl Tool {
             idempotent: None,
             open_world: None,
             icons: Vec::new(),
+            task_support: None,
             input_schema: schema_for::<A>,
             arguments_type: std::any::type_name::<A>(),
             closed: true,
@@ -143,6 +156,17 @@ impl Tool {
     /// external entities.
     pub fn closed_world(mut self) -> Self {
         self.open_world = Some(false);
+        self
+    }
+
+    /// Declares whether calls of the tool may run as tasks (MCP's tasks
+    /// extension): [`TaskSupport::Forbidden`] keeps every call a plain
+    /// call; [`TaskSupport::Required`] refuses a client that cannot take a
+    /// task. Undeclared, Corral decides: a call of a client that takes
+    /// tasks becomes one once it runs longer than the manifest's
+    /// `task-after`.
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = Some(support);
         self
     }
 

@@ -183,15 +183,20 @@ pub fn folder_with(plugins: &[(&str, &Path)]) -> tempfile::TempDir {
     dir
 }
 
-/// The manifest the conformance fixture (tests/plugins/conformance) needs:
-/// it keeps whether it lists `test_added_tool` in its store.
-pub const CONFORMANCE_MANIFEST: &str = "[state]\nbuckets = [\"default\"]\n";
+/// The manifest the conformance fixture (tests/plugins/conformance) needs,
+/// with `more_limits` (lines of its `[limits]` table): it keeps whether it
+/// lists `test_added_tool` in its store, and its calls become tasks after
+/// half a second (for a client that takes them), as the tasks scenarios'
+/// tools expect: they work a second first.
+pub fn conformance_manifest(more_limits: &str) -> String {
+    format!("[limits]\ntask-after = \"500 ms\"\n{more_limits}\n[state]\nbuckets = [\"default\"]\n")
+}
 
 /// A fresh folder serving the conformance fixture, with its manifest and
-/// `more` appended to it (other grants and limits).
-pub fn conformance_folder(more: &str) -> tempfile::TempDir {
+/// `more_limits` in its `[limits]`.
+pub fn conformance_folder(more_limits: &str) -> tempfile::TempDir {
     let folder = folder_with(&[("conformance.wasm", &fixture("conformance"))]);
-    let manifest = format!("{CONFORMANCE_MANIFEST}{more}");
+    let manifest = conformance_manifest(more_limits);
     std::fs::write(folder.path().join("conformance.toml"), manifest).unwrap();
     folder
 }

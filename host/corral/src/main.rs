@@ -814,6 +814,7 @@ async fn run(command: Command) -> Result<ExitCode> {
                     CallContext {
                         events: Some(print_events()),
                         client: None,
+                        as_task: false,
                     },
                 )
                 .await

@@ -14,6 +14,7 @@ pub mod revision;
 mod session;
 mod shape;
 mod stdio;
+pub mod tasks;
 
 pub use client::StateKey;
 pub use http::{HttpOptions, serve_http};

@@ -93,6 +93,7 @@ pub use super::jsonrpc::Outbox;
 mod batch;
 mod host_events;
 mod paging;
+mod tasks;
 
 use batch::{MAX_BATCH_ITEMS, batch_refusal, within_batch_budget};
 use host_events::follow_host;
@@ -115,6 +116,9 @@ pub struct ServerOptions {
     /// state, however often it is reissued (`MAX_LIFETIME_SECS` in
     /// `client::state`).
     pub state_ttl: Duration,
+    /// The tasks calls become (shared by every session of the server), and
+    /// the store that keeps them.
+    pub tasks: Arc<crate::tasks::Tasks>,
 }
 
 impl Default for ServerOptions {
@@ -124,6 +128,7 @@ impl Default for ServerOptions {
             list_changed: false,
             state_key: StateKey::process(),
             state_ttl: Duration::from_secs(10 * 60),
+            tasks: Arc::default(),
         }
     }
 }
@@ -716,6 +721,9 @@ impl<H: ToolHost> Session<H> {
         if offers.completions && revision >= Revision::V2025_03_26 {
             capabilities["completions"] = json!({});
         }
+        if revision >= Revision::V2026_07_28 {
+            capabilities["extensions"] = json!({ corral_tool::TASKS_EXTENSION: {} });
+        }
         capabilities
     }
 
@@ -967,6 +975,7 @@ impl<H: ToolHost> Session<H> {
         CallContext {
             events: Some(events),
             client,
+            as_task: false,
         }
     }
 
@@ -1033,23 +1042,10 @@ impl<H: ToolHost> Session<H> {
             "tools/call" => {
                 self.host.ready().await;
                 let call = ToolCall::from_params(request.params)?;
-                // Asks are answered from the call's own params (and its
-                // state).
-                let client = self.stateless_client(
-                    &call.params,
-                    Subject::Tool(&call.name),
-                    &call.arguments,
-                )?;
-                let log_level = Arc::new(AtomicU8::new(log_level.map_or(LOGGING_OFF, |l| l as u8)));
-                let output = self
-                    .call_tool(call, revision, log_level, reply, client.clone())
-                    .await?;
-                // A run that asked what the client must answer first ends
-                // with that, whatever the tool returned after.
-                match client.outcome() {
-                    Some(outcome) => outcome.into_answer(),
-                    None => Ok(shape::call_result_json(&output, revision)),
-                }
+                self.call_stateless(call, revision, log_level, reply).await
+            }
+            method @ ("tasks/get" | "tasks/update" | "tasks/cancel") => {
+                self.task_method(method, &request.params).await
             }
             method @ ("ping"
             | "logging/setLevel"

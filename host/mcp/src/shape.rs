@@ -409,6 +409,7 @@ mod tests {
                 theme: None,
             }],
             task_support: Some(TaskSupport::Forbidden),
+            task: Default::default(),
             held_bytes: 0,
         }
     }
@@ -491,6 +492,7 @@ mod tests {
             ],
             structured: Some(json!({ "n": 1 })),
             is_error: false,
+            failed: false,
         };
         let old = call_result_json(&output, Revision::V2024_11_05);
         assert_eq!(old["content"][0]["type"], "text");
@@ -536,6 +538,7 @@ mod tests {
             content: vec![Content::text(text)],
             structured: Some(structured),
             is_error: false,
+            failed: false,
         }
     }
 
@@ -570,6 +573,7 @@ mod tests {
                 content: content.clone(),
                 structured: Some(json!({ "n": 1 })),
                 is_error: false,
+                failed: false,
             };
             for revision in Revision::ALL {
                 let result = call_result_json(&bare, revision);
@@ -604,6 +608,7 @@ mod tests {
             content: vec![],
             structured: Some(json!(["ada", "bob"])),
             is_error: false,
+            failed: false,
         };
         // With text, the text is what the older revisions get.
         let list = text_and_structured("two users", json!(["ada", "bob"]));

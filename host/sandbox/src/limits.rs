@@ -20,6 +20,12 @@ pub struct Limits {
     /// Each ask waits at most what is left; once it is spent, an ask is
     /// `timed-out` at once.
     pub input_wait: Duration,
+    /// When a call becomes a task (for a client that takes one), and how
+    /// long a task is kept.
+    pub task: corral_tool::TaskPolicy,
+    /// Wall-clock time of a call that may become a task, in place of
+    /// `timeout`: it goes on after its request is answered.
+    pub task_timeout: Duration,
     /// Size of a call's result (content plus structured content), in bytes.
     pub output_bytes: usize,
     /// Calls of one plugin running at once; more are refused, not queued.
@@ -45,6 +51,8 @@ impl Default for Limits {
             memory_bytes: 256 << 20,
             timeout: Duration::from_secs(30),
             input_wait: Duration::from_secs(600),
+            task: corral_tool::TaskPolicy::default(),
+            task_timeout: Duration::from_secs(15 * 60),
             output_bytes: 4 << 20,
             concurrency: 32,
             validation_units: 4_000_000,

@@ -12,6 +12,9 @@
 //! memory = "64 MiB"        # linear memory per call
 //! timeout = "10 s"         # wall-clock time per call, waits for the client excepted
 //! input-wait = "5 min"     # how long one call may wait for its client, all its asks together
+//! task-after = "2 s"       # a call still running this long becomes a task, for a client that takes one
+//! task-timeout = "15 min"  # wall-clock time of a call that may become a task (instead of timeout)
+//! task-ttl = "1 h"         # how long a task's result is kept (at most 24 h)
 //! output = "1 MiB"         # size of a call's result
 //! concurrency = 4          # calls of this plugin running at once (half may wait for clients)
 //! validation = 4_000_000   # work units to check one value against a schema
@@ -308,6 +311,12 @@ struct RawLimits {
     timeout: Option<Spanned<String>>,
     #[serde(rename = "input-wait")]
     input_wait: Option<Spanned<String>>,
+    #[serde(rename = "task-after")]
+    task_after: Option<Spanned<String>>,
+    #[serde(rename = "task-timeout")]
+    task_timeout: Option<Spanned<String>>,
+    #[serde(rename = "task-ttl")]
+    task_ttl: Option<Spanned<String>>,
     output: Option<Spanned<Size>>,
     concurrency: Option<Spanned<u32>>,
     validation: Option<Spanned<u64>>,
@@ -371,6 +380,27 @@ impl RawLimits {
             }
             Ok(wait)
         })?;
+        let task_after = check(self.task_after, defaults.task.after, |text| {
+            let after = parse_duration("task-after", &text)?;
+            if after > Duration::from_secs(3600) {
+                return Err("task-after must be at most 1 hour (\"0 s\": every call of a client that takes tasks is one)".into());
+            }
+            Ok(after)
+        })?;
+        let task_timeout = check(self.task_timeout, defaults.task_timeout, |text| {
+            let timeout = parse_duration("task-timeout", &text)?;
+            if timeout.is_zero() || timeout > Duration::from_secs(24 * 3600) {
+                return Err("task-timeout must be between 1 ms and 24 hours".into());
+            }
+            Ok(timeout)
+        })?;
+        let task_ttl = check(self.task_ttl, defaults.task.ttl, |text| {
+            let ttl = parse_duration("task-ttl", &text)?;
+            if ttl < Duration::from_secs(1) || ttl > corral_tool::task::MAX_TASK_TTL {
+                return Err("task-ttl must be between 1 s and 24 hours".into());
+            }
+            Ok(ttl)
+        })?;
         let output_bytes = check(self.output, defaults.output_bytes, |size| match parse_size(
             "output", size,
         )? {
@@ -418,6 +448,11 @@ impl RawLimits {
             memory_bytes,
             timeout,
             input_wait,
+            task: corral_tool::TaskPolicy {
+                after: task_after,
+                ttl: task_ttl,
+            },
+            task_timeout,
             output_bytes,
             concurrency,
             validation_units,

@@ -23,7 +23,7 @@ use crate::memory;
 use crate::schema::Schema;
 use crate::units::human_bytes;
 use corral_tool::header_param::header_params;
-use corral_tool::{Icon, TaskSupport, ToolAnnotations, ToolDef};
+use corral_tool::{Icon, TaskPolicy, TaskSupport, ToolAnnotations, ToolDef};
 
 /// The most tools one plugin may offer.
 const MAX_TOOLS: usize = 1_000;
@@ -141,11 +141,6 @@ fn check_tool(tool: tools::Tool) -> Result<CheckedTool, String> {
             tool.icons.len()
         ));
     }
-    if tool.task_support == Some(tools::TaskSupport::Required) {
-        // A client may call such a tool only as a task, and Corral declares
-        // no tasks capability: no client could ever call it.
-        return Err("execution.taskSupport is \"required\", but Corral does not run tools as tasks (it declares no tasks capability), so no client could call this tool; declare \"optional\" or \"forbidden\"".into());
-    }
     let (input_schema, input) = parse_schema("input schema", &tool.input_schema)?;
     // Clients drop a tool whose x-mcp-header marks break the spec's
     // constraints; the HTTP transport checks calls against the valid ones.
@@ -186,6 +181,8 @@ fn check_tool(tool: tools::Tool) -> Result<CheckedTool, String> {
                 tools::TaskSupport::Optional => TaskSupport::Optional,
                 tools::TaskSupport::Required => TaskSupport::Required,
             }),
+            // The plugin's manifest sets it once the tools are checked.
+            task: TaskPolicy::default(),
             held_bytes: text + schema_bytes,
         },
         input: Arc::new(input),
@@ -450,21 +447,15 @@ mod tests {
     }
 
     #[test]
-    fn a_tool_that_requires_task_execution_is_refused() {
-        let with = |support| {
+    fn every_task_support_is_served() {
+        for support in [
+            tools::TaskSupport::Required,
+            tools::TaskSupport::Optional,
+            tools::TaskSupport::Forbidden,
+        ] {
             let mut t = tool("t", OBJECT);
             t.task_support = Some(support);
-            t
-        };
-        let err = check_tools_unbounded(vec![with(tools::TaskSupport::Required)]).unwrap_err();
-        assert!(
-            err.contains(
-                "`t`: execution.taskSupport is \"required\", but Corral does not run tools as tasks"
-            ),
-            "{err}"
-        );
-        for support in [tools::TaskSupport::Optional, tools::TaskSupport::Forbidden] {
-            assert!(check_tools_unbounded(vec![with(support)]).is_ok());
+            assert!(check_tools_unbounded(vec![t]).is_ok());
         }
     }
 

@@ -65,6 +65,7 @@ pub fn check(
         content: result.content.into_iter().map(content).collect(),
         structured,
         is_error: result.is_error,
+        failed: false,
     })
 }
 

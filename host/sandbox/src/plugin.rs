@@ -912,7 +912,7 @@ impl Plugin {
             Err(failure) => {
                 tracing::warn!(plugin = %self.name, tool = %name, "call failed: {failure}");
                 let outcome = Outcome::Failed(failure.outcome());
-                let output = CallOutput::error(format!("Tool `{name}` failed: {failure}"));
+                let output = CallOutput::failure(format!("Tool `{name}` failed: {failure}"));
                 // What it burned before it ended, for the audit log. Not
                 // known after a timeout: the run's fiber is dropped with
                 // its fuel counters, so the store holds what ran before.
@@ -1091,8 +1091,11 @@ async fn list_all(
         },
         false => Vec::new(),
     };
-    let (tools, held) =
+    let (mut tools, held) =
         metadata::check_tools_held(tools, budget).map_err(|problems| anyhow!(problems))?;
+    for tool in &mut tools {
+        tool.def.task = manifest.limits.task;
+    }
     let (resources, templates, held) = match exports.resources {
         true => match list(Request::ListResources).await? {
             Response::Resources(listing) => {

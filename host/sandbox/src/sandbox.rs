@@ -480,6 +480,13 @@ impl Sandbox {
         waiting: Arc<WaitingCalls>,
     ) -> (Result<Run<Response>, Failure>, Option<Spent>) {
         let limits = &manifest.limits;
+        // A call that may become a task goes on after its request is
+        // answered: it has the longer time.
+        let time_limit = if context.as_task {
+            limits.task_timeout
+        } else {
+            limits.timeout
+        };
         let pause = Arc::new(Pause::default());
         let mut store = match self.store(plugin, manifest, context, pause.clone(), waiting) {
             Ok(store) => store,
@@ -492,15 +499,10 @@ impl Sandbox {
         // every path itself from then on (see `missing_grant`).
         let started = |state: &mut CallState| state.reached.started();
         let began = std::time::Instant::now();
-        let outcome = within(
-            limits.timeout,
-            &pause,
-            pre.invoke(&mut store, started, request),
-        )
-        .await;
+        let outcome = within(time_limit, &pause, pre.invoke(&mut store, started, request)).await;
         // Its time as the time limit counts it: waits for the client left out.
         let ran = began.elapsed().saturating_sub(pause.waited());
-        let run = finish(&mut store, limits, ran, outcome);
+        let run = finish(&mut store, limits, time_limit, ran, outcome);
         (run, Some(Spent { store }))
     }
 
@@ -650,6 +652,7 @@ async fn within<F: Future>(limit: Duration, pause: &Pause, work: F) -> Result<F:
 fn finish<T>(
     store: &mut Store<CallState>,
     limits: &Limits,
+    time_limit: Duration,
     ran: Duration,
     outcome: Result<WasmResult<T>, Elapsed>,
 ) -> Result<Run<T>, Failure> {
@@ -657,9 +660,7 @@ fn finish<T>(
     let state = store.data_mut();
     let stderr = state.drain_output();
     match outcome {
-        Err(Elapsed) => Err(Failure::TimedOut {
-            after: limits.timeout,
-        }),
+        Err(Elapsed) => Err(Failure::TimedOut { after: time_limit }),
         Ok(Ok(value)) => Ok(Run { value, fuel_used }),
         // Suspended, not stopped: the audit log counts what it used.
         Ok(Err(err)) if err.downcast_ref::<InputRequired>().is_some() => {

@@ -209,6 +209,7 @@ async fn call(
     let context = CallContext {
         events: Some(Arc::new(move |event| sink.lock().unwrap().push(event))),
         client: client.map(|c| c as Arc<dyn Client>),
+        as_task: false,
     };
     let output = plugin.call(index, tool, Map::new(), context).await;
     let events = events.lock().unwrap().clone();

@@ -169,6 +169,9 @@ pub struct CallContext {
     /// The client to ask for input (`None`: a caller that can answer
     /// nothing, such as `corral call`).
     pub client: Option<Arc<dyn Client>>,
+    /// The call may become a task: it runs under its plugin's
+    /// `task-timeout` instead of `timeout`.
+    pub as_task: bool,
 }
 
 impl std::fmt::Debug for CallContext {

@@ -19,6 +19,7 @@ pub mod completion;
 pub mod header_param;
 pub mod prompt;
 pub mod resource;
+pub mod task;
 
 pub use client::{
     Answers, AskError, AskFuture, CallContext, Client, ClientCapabilities, InputKind, InputRequest,
@@ -30,6 +31,10 @@ pub use prompt::{
     ArgumentProblem, PromptArgument, PromptDef, PromptError, PromptMessage, PromptOutput,
 };
 pub use resource::{ReadError, ResourceDef, ResourceItem, ResourceTemplateDef};
+pub use task::{
+    MemoryTaskStore, StoreFuture, TASKS_EXTENSION, TaskPolicy, TaskRecord, TaskStatus, TaskStore,
+    TaskStoreError,
+};
 
 /// A tool as served to clients, after validation.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,7 +49,11 @@ pub struct ToolDef {
     pub output_schema: Option<Value>,
     pub annotations: Option<ToolAnnotations>,
     pub icons: Vec<Icon>,
+    /// What the tool declares; `None`: the server decides (a call of a
+    /// client that can take a task may become one, see [`TaskPolicy`]).
     pub task_support: Option<TaskSupport>,
+    /// When its calls become tasks, and how long those are kept.
+    pub task: TaskPolicy,
     /// Bytes of host memory one copy of this definition takes (its schemas
     /// as JSON values, its text): what each `tools/list` answer that carries
     /// it costs, counted against the answer's budget.
@@ -101,6 +110,9 @@ pub struct CallOutput {
     pub structured: Option<Value>,
     /// A tool execution error: the content tells the model what went wrong.
     pub is_error: bool,
+    /// The error is the host's, not the tool's: the call hit a limit or
+    /// crashed. A task whose call ends so is `failed`, not `completed`.
+    pub failed: bool,
 }
 
 impl CallOutput {
@@ -110,6 +122,15 @@ impl CallOutput {
             content: vec![Content::text(message)],
             structured: None,
             is_error: true,
+            failed: false,
+        }
+    }
+
+    /// A tool execution error of the host's (see [`CallOutput::failed`]).
+    pub fn failure(message: impl Into<String>) -> Self {
+        Self {
+            failed: true,
+            ..Self::error(message)
         }
     }
 
@@ -669,6 +690,7 @@ mod tests {
             content,
             structured,
             is_error: false,
+            failed: false,
         }
     }
 

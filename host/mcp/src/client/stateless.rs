@@ -213,6 +213,12 @@ impl StatelessClient {
         })
     }
 
+    /// Whether the run must end here: it asked what the client must answer
+    /// first (see [`StatelessClient::outcome`], which this leaves).
+    pub fn ends_run(&self) -> bool {
+        self.run.lock().unwrap().outcome.is_some()
+    }
+
     /// How the run ended, if it did not complete: taken once.
     pub fn outcome(&self) -> Option<Outcome> {
         self.run.lock().unwrap().outcome.take()

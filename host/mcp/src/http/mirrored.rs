@@ -52,6 +52,8 @@ pub(super) fn name_mismatch(headers: &http::HeaderMap, request: &Request) -> Opt
     let named = match request.method.as_str() {
         "tools/call" | "prompts/get" => request.params.get("name"),
         "resources/read" => request.params.get("uri"),
+        // The tasks extension's routing header: the task a request is for.
+        "tasks/get" | "tasks/update" | "tasks/cancel" => request.params.get("taskId"),
         _ => None,
     };
     let Some(Value::String(in_body)) = named else {

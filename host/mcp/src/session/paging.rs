@@ -99,6 +99,7 @@ mod tests {
             annotations: None,
             icons: vec![],
             task_support: None,
+            task: Default::default(),
             held_bytes,
         }
     }

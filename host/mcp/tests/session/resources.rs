@@ -427,6 +427,7 @@ async fn subscribe_is_gone_in_2026_07_28_and_discover_declares_what_is_offered()
             "resources": { "subscribe": true, "listChanged": true },
             "prompts": { "listChanged": true },
             "completions": {},
+            "extensions": { "io.modelcontextprotocol/tasks": {} },
         })
     );
     assert_eq!(discovered["serverInfo"]["version"], VERSION);

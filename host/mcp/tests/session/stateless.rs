@@ -98,7 +98,11 @@ async fn discover_states_versions_capabilities_server_info_and_caching_hints() {
                 "d",
                 json!({
                     "supportedVersions": [STATELESS],
-                    "capabilities": { "tools": { "listChanged": list_changed }, "logging": {} },
+                    "capabilities": {
+                        "tools": { "listChanged": list_changed },
+                        "logging": {},
+                        "extensions": { "io.modelcontextprotocol/tasks": {} },
+                    },
                     "serverInfo": server_info(),
                     "ttlMs": 3_600_000,
                     "cacheScope": "public",

@@ -8,6 +8,7 @@
 //! suite looks for.
 
 mod asking;
+mod tasks;
 
 use std::borrow::Cow;
 use std::thread::sleep;
@@ -329,6 +330,7 @@ fn tools() -> Vec<Tool> {
         Tool::new("test_streaming_elicitation", streaming_elicitation)
             .description("Asks the user a question (elicitation)."),
     ];
+    tools.extend(tasks::tools());
     if added_tool_listed() {
         tools.push(
             Tool::new("test_added_tool", added_tool)

@@ -82,6 +82,7 @@ pub fn forecast() -> ToolDef {
             theme: Some("light".into()),
         }],
         task_support: Some(TaskSupport::Optional),
+        task: Default::default(),
         ..tool(
             "forecast",
             "Forecasts the weather",
@@ -277,6 +278,7 @@ fn tool(name: &str, description: &str, input_schema: Value) -> ToolDef {
         annotations: None,
         icons: vec![],
         task_support: None,
+        task: Default::default(),
         held_bytes: 0,
     }
 }
@@ -467,16 +469,19 @@ impl ToolHost for FakeHost {
                 content: vec![Content::text("Partly cloudy, 22.5 °C")],
                 structured: Some(json!({ "conditions": "Partly cloudy", "temperature": 22.5 })),
                 is_error: false,
+                failed: false,
             },
             "roster" => CallOutput {
                 content: vec![Content::text("Two people: Ada and Bob")],
                 structured: Some(json!(["Ada", "Bob"])),
                 is_error: false,
+                failed: false,
             },
             "gauge" => CallOutput {
                 content: vec![],
                 structured: Some(json!({ "level": 1.25 })),
                 is_error: false,
+                failed: false,
             },
             "fail" => CallOutput::error("the disk is full"),
             "countdown" => {
@@ -756,6 +761,7 @@ fn text(text: String) -> CallOutput {
         content: vec![Content::text(text)],
         structured: None,
         is_error: false,
+        failed: false,
     }
 }
 
@@ -765,6 +771,7 @@ fn structured(value: Value) -> CallOutput {
         content: vec![Content::text(value.to_string())],
         structured: Some(value),
         is_error: false,
+        failed: false,
     }
 }
 
@@ -813,6 +820,7 @@ fn media_output() -> CallOutput {
         ],
         structured: None,
         is_error: false,
+        failed: false,
     }
 }
 
