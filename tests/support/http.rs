@@ -368,6 +368,9 @@ pub fn stateless_name(message: &Value) -> Option<String> {
     match message["method"].as_str()? {
         "tools/call" | "prompts/get" => params["name"].as_str().map(String::from),
         "resources/read" => params["uri"].as_str().map(String::from),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => {
+            params["taskId"].as_str().map(String::from)
+        }
         _ => None,
     }
 }

@@ -37,4 +37,5 @@ pub mod reload;
 pub mod reports;
 pub mod scaffold;
 pub mod state;
+pub mod task_store;
 pub mod watch;

@@ -521,6 +521,14 @@ async fn serve(
     http: HttpFlags,
 ) -> Result<ExitCode> {
     let http = http.options()?;
+    // Tasks are kept where the plugins keep their state: a task outlives
+    // this process, and replicas sharing a store answer for each other's.
+    let tasks = match &sandbox.options().state {
+        Some(store) => Arc::new(mcp::tasks::Tasks::new(Arc::new(
+            corral::task_store::StateTasks::new(store.0.clone()),
+        ))),
+        None => Arc::default(),
+    };
     let host = Arc::new(FolderHost {
         catalog: Arc::new(Catalog::starting()),
         reports,
@@ -539,6 +547,7 @@ async fn serve(
         page_size,
         list_changed: reloading.is_watching(),
         state_key,
+        tasks,
         ..ServerOptions::default()
     };
     match http {

@@ -33,7 +33,7 @@ pub mod manifest;
 pub mod memory;
 mod metadata;
 mod missing_grant;
-mod naming;
+pub mod naming;
 mod offerings;
 mod output;
 pub mod plugin;

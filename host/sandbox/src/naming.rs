@@ -4,6 +4,16 @@
 
 use std::path::Path;
 
+/// The state namespace where the host keeps its tasks' records (see
+/// `corral::task_store`): a name no plugin can have, as a plugin's name
+/// never holds a dot.
+pub const TASKS_NAMESPACE: &str = "corral.tasks";
+
+/// Whether `name` is a state namespace of the host's own, not a plugin's.
+pub fn is_host_namespace(name: &str) -> bool {
+    name == TASKS_NAMESPACE
+}
+
 /// Whether `c` may stand in a plugin's name (`[A-Za-z0-9_-]`).
 pub fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '-' || c == '_'

@@ -168,7 +168,8 @@ struct Keys {
 
 impl Keys {
     fn of(plugin: &str) -> Result<Keys, String> {
-        let valid = !plugin.is_empty() && plugin.chars().all(crate::naming::is_name_char);
+        let valid = (!plugin.is_empty() && plugin.chars().all(crate::naming::is_name_char))
+            || crate::naming::is_host_namespace(plugin);
         if !valid {
             return Err(format!(
                 "{:?} is not a plugin's name (letters, digits, `-` and `_`)",

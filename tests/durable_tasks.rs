@@ -1,0 +1,247 @@
+//! Tasks that outlive what started them (the 2026-07-28 tasks extension,
+//! `io.modelcontextprotocol/tasks`), driven over HTTP as a client would,
+//! against the conformance fixture's task tools (tests/plugins/conformance:
+//! its calls become tasks after half a second): a task goes on when its
+//! client goes; its record is in the state store (`--state`), so a
+//! restarted server answers for it (and says that it stopped), replicas
+//! sharing a Redis server answer for each other's tasks and pass on
+//! cancellations and answers, and an expired task is gone from the store.
+
+#[path = "support/http.rs"]
+mod http;
+#[path = "support/redis.rs"]
+mod redis;
+mod support;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use http::{HttpServer, STATELESS, stateless_request};
+use redis::RedisServer;
+use support::conformance_folder;
+
+const TASKS: &str = "io.modelcontextprotocol/tasks";
+
+/// A client of one server that declares the tasks extension on every
+/// request.
+struct TaskClient {
+    client: http::Client,
+}
+
+impl TaskClient {
+    fn of(server: &HttpServer) -> TaskClient {
+        TaskClient {
+            client: server.client(),
+        }
+    }
+
+    /// A stateless request declaring the extension, with its routing
+    /// headers; the whole answer (`result` or `error`).
+    fn request(&mut self, method: &str, mut params: Value) -> Value {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/clientCapabilities": {
+                "elicitation": {},
+                "extensions": { TASKS: {} },
+            },
+        });
+        let id = self.client.id();
+        let message = stateless_request(id, method, params);
+        let name = http::stateless_name(&message);
+        let mut headers = vec![("MCP-Protocol-Version", STATELESS), ("Mcp-Method", method)];
+        if let Some(name) = &name {
+            headers.push(("Mcp-Name", name));
+        }
+        let response = self.client.post(&message, &headers);
+        response.answer()
+    }
+
+    /// Calls `tool`, which must become a task; its id.
+    fn start(&mut self, tool: &str, arguments: Value) -> String {
+        let answer = self.request(
+            "tools/call",
+            json!({ "name": tool, "arguments": arguments }),
+        );
+        let result = &answer["result"];
+        assert_eq!(result["resultType"], "task", "{answer}");
+        let id = result["taskId"].as_str().unwrap().to_owned();
+        assert_eq!(id.len(), 32, "128 random bits as hex: {id}");
+        id
+    }
+
+    fn get(&mut self, id: &str) -> Value {
+        self.request("tasks/get", json!({ "taskId": id }))
+    }
+
+    /// Polls task `id` until `done` holds of its `tasks/get` result.
+    fn until(&mut self, id: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let started = Instant::now();
+        loop {
+            let answer = self.get(id);
+            let result = &answer["result"];
+            assert!(
+                result.is_object(),
+                "tasks/get {id} must keep answering while {what}: {answer}"
+            );
+            if done(result) {
+                return result.clone();
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "task {id} never {what}: {answer}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn until_status(&mut self, id: &str, status: &str) -> Value {
+        self.until(id, &format!("became {status}"), |task| {
+            task["status"] == status
+        })
+    }
+}
+
+fn serve(folder: &Path, store: &str) -> HttpServer {
+    HttpServer::start(folder, &["--state", store])
+}
+
+#[test]
+fn a_task_goes_on_without_its_client_and_a_restarted_server_says_it_stopped() {
+    let folder = conformance_folder("");
+    let store = format!("sqlite:{}", folder.path().join("state.sqlite").display());
+    let server = serve(folder.path(), &store);
+    // The client that starts them goes away (its connection is dropped);
+    // another asks later.
+    let (finishing, running) = {
+        let mut starter = TaskClient::of(&server);
+        let finishing = starter.start(
+            "slow_compute",
+            json!({ "seconds": 1.5, "label": "unattended" }),
+        );
+        let running = starter.start("slow_compute", json!({ "seconds": 600, "label": "cut" }));
+        (finishing, running)
+    };
+    let mut later = TaskClient::of(&server);
+    let done = later.until_status(&finishing, "completed");
+    assert_eq!(
+        done["result"]["content"][0]["text"], "computed unattended after 1.5 s",
+        "{done}"
+    );
+    assert_eq!(later.get(&running)["result"]["status"], "working");
+
+    server.terminate();
+    drop(server);
+    let restarted = serve(folder.path(), &store);
+    let mut client = TaskClient::of(&restarted);
+    // What ended is kept as it ended.
+    let kept = client.get(&finishing);
+    assert_eq!(kept["result"]["status"], "completed", "{kept}");
+    assert_eq!(kept["result"]["result"], done["result"]);
+    // What was running is never "not found": it reads working until its
+    // runner's heartbeat is known to have stopped, then failed, saying so.
+    let failed = client.until(&running, "failed", |task| task["status"] != "working");
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(failed["error"]["code"], -32603, "{failed}");
+    let message = failed["statusMessage"].as_str().unwrap();
+    assert!(message.contains("stopped (it was restarted"), "{message}");
+    assert!(failed.get("result").is_none(), "{failed}");
+}
+
+#[test]
+fn an_unknown_or_expired_task_is_not_found_and_leaves_the_store() {
+    let folder = conformance_folder("task-ttl = \"1 s\"\n");
+    let store = format!("sqlite:{}", folder.path().join("state.sqlite").display());
+    let server = serve(folder.path(), &store);
+    let mut client = TaskClient::of(&server);
+    let guessed = client.get("00000000000000000000000000000000");
+    assert_eq!(guessed["error"]["code"], -32602, "{guessed}");
+
+    let id = client.start("slow_compute", json!({ "seconds": 0.7 }));
+    let done = client.until_status(&id, "completed");
+    assert_eq!(done["ttlMs"], 1000);
+    std::thread::sleep(Duration::from_millis(1200));
+    let expired = client.get(&id);
+    assert_eq!(expired["error"]["code"], -32602, "{expired}");
+    assert!(
+        expired["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not found"),
+        "{expired}"
+    );
+
+    // The store forgets it at the next sweep: a server sweeps when it
+    // creates its first task.
+    assert!(listed_tasks(folder.path(), &store).contains(&id));
+    server.terminate();
+    drop(server);
+    let restarted = serve(folder.path(), &store);
+    let mut client = TaskClient::of(&restarted);
+    let next = client.start("slow_compute", json!({ "seconds": 0.7 }));
+    client.until_status(&next, "completed");
+    let listed = listed_tasks(folder.path(), &store);
+    assert!(
+        !listed.contains(&id),
+        "an expired task is deleted:\n{listed}"
+    );
+    assert!(listed.contains(&next), "{listed}");
+}
+
+/// What `corral state list` shows of the tasks kept in `store`.
+fn listed_tasks(folder: &Path, store: &str) -> String {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_corral"))
+        .args(["state", "list"])
+        .arg(folder)
+        .arg("corral.tasks")
+        .args(["--state", store])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn replicas_sharing_redis_answer_for_cancel_and_update_each_others_tasks() {
+    let redis = RedisServer::start();
+    let store = redis.url();
+    let folder = conformance_folder("");
+    let a = serve(folder.path(), &store);
+    let b = serve(folder.path(), &store);
+    let (mut on_a, mut on_b) = (TaskClient::of(&a), TaskClient::of(&b));
+
+    // Started on A, seen and cancelled on B: A's runner stops it.
+    let id = on_a.start("slow_compute", json!({ "seconds": 600, "label": "far" }));
+    assert_eq!(on_b.get(&id)["result"]["status"], "working");
+    let ack = on_b.request("tasks/cancel", json!({ "taskId": id }));
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    let cancelled = on_b.until(&id, "ended", |task| task["status"] != "working");
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    assert_eq!(on_a.get(&id)["result"]["status"], "cancelled");
+
+    // Started on A, asks; answered on B: A's call goes on with the answer.
+    let id = on_a.start("confirm_delete", json!({ "filename": "far.txt" }));
+    let asking = on_b.until_status(&id, "input_required");
+    let keys: Vec<&String> = asking["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(keys, ["confirm_delete"], "{asking}");
+    assert_eq!(
+        asking["inputRequests"]["confirm_delete"]["method"],
+        "elicitation/create"
+    );
+    let ack = on_b.request(
+        "tasks/update",
+        json!({
+            "taskId": id,
+            "inputResponses": {
+                "confirm_delete": { "action": "accept", "content": { "confirm": true } },
+            },
+        }),
+    );
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    let done = on_b.until_status(&id, "completed");
+    assert_eq!(done["result"]["content"][0]["text"], "Deleted far.txt.");
+}
