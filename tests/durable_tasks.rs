@@ -245,3 +245,176 @@ fn replicas_sharing_redis_answer_for_cancel_and_update_each_others_tasks() {
     let done = on_b.until_status(&id, "completed");
     assert_eq!(done["result"]["content"][0]["text"], "Deleted far.txt.");
 }
+
+/// 2025-11-25's experimental tasks, in a legacy session over HTTP: a call
+/// is a task when it asks (`params.task`) and its tool allows it, and a
+/// session sees only its own tasks.
+#[test]
+fn a_2025_session_asks_for_its_tasks_and_sees_only_its_own() {
+    let folder = conformance_folder("");
+    let store = format!("sqlite:{}", folder.path().join("state.sqlite").display());
+    let server = serve(folder.path(), &store);
+    let mut mine = server.client();
+    let initialized = mine.initialize("2025-11-25");
+    assert_eq!(
+        initialized["result"]["capabilities"]["tasks"],
+        json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } })
+    );
+    let listed = mine.legacy("tools/list", json!({})).answer();
+    let support = |name: &str| {
+        listed["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|tool| tool["name"] == name)
+            .map(|tool| tool["execution"]["taskSupport"].clone())
+            .unwrap()
+    };
+    assert_eq!(support("greet"), "forbidden");
+    assert_eq!(support("slow_compute"), "optional");
+    assert_eq!(support("failing_job"), "required");
+
+    let call = |client: &mut http::Client, name: &str, arguments: Value, task: Option<Value>| {
+        let mut params = json!({ "name": name, "arguments": arguments });
+        if let Some(task) = task {
+            params["task"] = task;
+        }
+        client.legacy("tools/call", params).answer()
+    };
+    let refused = call(&mut mine, "greet", json!({ "name": "x" }), Some(json!({})));
+    assert_eq!(refused["error"]["code"], -32601, "{refused}");
+    let refused = call(&mut mine, "failing_job", json!({}), None);
+    assert_eq!(refused["error"]["code"], -32601, "{refused}");
+    let plain = call(&mut mine, "slow_compute", json!({ "seconds": 0.7 }), None);
+    assert_eq!(
+        plain["result"]["content"][0]["text"],
+        "computed a result after 0.7 s"
+    );
+
+    let created = call(
+        &mut mine,
+        "slow_compute",
+        json!({ "seconds": 1, "label": "asked" }),
+        Some(json!({ "ttl": 60000 })),
+    );
+    let task = &created["result"]["task"];
+    assert_eq!(task["status"], "working", "{created}");
+    assert_eq!(task["ttl"], 60000);
+    assert!(task["pollInterval"].is_u64(), "{created}");
+    let id = task["taskId"].as_str().unwrap().to_owned();
+    // tasks/result waits for the end, and answers what the call would have.
+    let result = mine
+        .legacy("tasks/result", json!({ "taskId": id }))
+        .answer();
+    assert_eq!(
+        result["result"]["content"][0]["text"], "computed asked after 1 s",
+        "{result}"
+    );
+    assert_eq!(
+        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        id.as_str()
+    );
+    let got = mine.legacy("tasks/get", json!({ "taskId": id })).answer();
+    assert_eq!(got["result"]["status"], "completed", "{got}");
+    assert!(got["result"].get("result").is_none(), "{got}");
+
+    // Another session sees none of it.
+    let mut theirs = server.client();
+    theirs.initialize("2025-11-25");
+    let hidden = theirs.legacy("tasks/get", json!({ "taskId": id })).answer();
+    assert_eq!(hidden["error"]["code"], -32602, "{hidden}");
+    let hidden = theirs
+        .legacy("tasks/result", json!({ "taskId": id }))
+        .answer();
+    assert_eq!(hidden["error"]["code"], -32602, "{hidden}");
+    let theirs_listed = theirs.legacy("tasks/list", json!({})).answer();
+    assert_eq!(
+        theirs_listed["result"]["tasks"],
+        json!([]),
+        "{theirs_listed}"
+    );
+    let mine_listed = mine.legacy("tasks/list", json!({})).answer();
+    let ids: Vec<&str> = mine_listed["result"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|task| task["taskId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [id.as_str()]);
+
+    // Cancelled, the task says so at once; an ended task cannot be.
+    let created = call(
+        &mut mine,
+        "slow_compute",
+        json!({ "seconds": 600 }),
+        Some(json!({})),
+    );
+    let long = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let cancelled = mine
+        .legacy("tasks/cancel", json!({ "taskId": long }))
+        .answer();
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+    let again = mine
+        .legacy("tasks/cancel", json!({ "taskId": long }))
+        .answer();
+    assert_eq!(again["error"]["code"], -32602, "{again}");
+}
+
+/// A 2025-11-25 task that asks the user waits in `input_required` until the
+/// client calls `tasks/result`, which carries the question (marked with
+/// the task) and brings the answer back.
+#[test]
+fn a_2025_task_asks_through_tasks_result() {
+    let folder = conformance_folder("");
+    let mut server = support::Server::start(folder.path());
+    server.result(
+        "initialize",
+        json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": { "elicitation": {} },
+            "clientInfo": { "name": "corral-tests", "version": "0" },
+        }),
+    );
+    server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    let created = server.result(
+        "tools/call",
+        json!({
+            "name": "confirm_delete",
+            "arguments": { "filename": "near.txt" },
+            "task": {},
+        }),
+    );
+    let id = created["task"]["taskId"].as_str().unwrap().to_owned();
+    let started = Instant::now();
+    loop {
+        let task = server.result("tasks/get", json!({ "taskId": id }));
+        if task["status"] == "input_required" {
+            break;
+        }
+        assert_eq!(task["status"], "working", "{task}");
+        assert!(started.elapsed() < Duration::from_secs(20), "{task}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let waiting = server.send_request("tasks/result", json!({ "taskId": id }));
+    let asked = server.recv();
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    assert_eq!(
+        asked["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        id.as_str(),
+        "{asked}"
+    );
+    assert_eq!(asked["params"]["message"], "Delete near.txt?");
+    server.send(&json!({
+        "jsonrpc": "2.0",
+        "id": asked["id"],
+        "result": { "action": "accept", "content": { "confirm": true } },
+    }));
+    let result = server.response_to(&waiting);
+    assert_eq!(
+        result["result"]["content"][0]["text"], "Deleted near.txt.",
+        "{result}"
+    );
+}

@@ -377,6 +377,11 @@ pub struct Session<H> {
     tasks: TaskTracker,
     /// The task following the host's events, if the host has any.
     follower: Mutex<Option<JoinHandle<()>>>,
+    /// Owns the tasks this session creates (2025-11-25): random, so that
+    /// no other session sees them.
+    owner: String,
+    /// The ids of this session's tasks, oldest first, for `tasks/list`.
+    task_ids: Mutex<std::collections::VecDeque<String>>,
 }
 
 impl<H: ToolHost> Session<H> {
@@ -400,6 +405,8 @@ impl<H: ToolHost> Session<H> {
             closing: watch::Sender::new(false),
             tasks: TaskTracker::new(),
             follower: Mutex::new(None),
+            owner: crate::tasks::random_id(),
+            task_ids: Mutex::new(std::collections::VecDeque::new()),
         });
         if let Some(events) = session.host.subscribe() {
             // The follower holds the session weakly, so that dropping the
@@ -721,6 +728,15 @@ impl<H: ToolHost> Session<H> {
         if offers.completions && revision >= Revision::V2025_03_26 {
             capabilities["completions"] = json!({});
         }
+        if revision.has_task_support() {
+            // 2025-11-25's experimental tasks: tools/call, listed and
+            // cancelled.
+            capabilities["tasks"] = json!({
+                "list": {},
+                "cancel": {},
+                "requests": { "tools": { "call": {} } },
+            });
+        }
         if revision >= Revision::V2026_07_28 {
             capabilities["extensions"] = json!({ corral_tool::TASKS_EXTENSION: {} });
         }
@@ -768,6 +784,14 @@ impl<H: ToolHost> Session<H> {
                 self.host.ready().await;
                 let revision = self.revision();
                 let call = ToolCall::from_params(request.params)?;
+                if revision.has_task_support()
+                    && let Some(policy) = self.legacy_task_request(&call)?
+                {
+                    let log_level = self.log_level.clone();
+                    return self
+                        .start_legacy_task(call, policy, revision, log_level)
+                        .await;
+                }
                 let client = self.legacy_client(&request.id, revision, arrival, &reply);
                 let log_level = self.log_level.clone();
                 let output = self
@@ -776,6 +800,12 @@ impl<H: ToolHost> Session<H> {
                 Ok(shape::call_result_json(&output, revision))
             }
             "logging/setLevel" => self.set_log_level(&request.params),
+            method @ ("tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel")
+                if self.revision().has_task_support() =>
+            {
+                self.legacy_task_method(method, &request.params, &request.id, arrival, reply)
+                    .await
+            }
             method if is_offered_method(method) => {
                 self.host.ready().await;
                 let revision = self.revision();

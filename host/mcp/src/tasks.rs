@@ -101,6 +101,9 @@ pub struct Running {
     delivered: Notify,
     /// Every input request key the task has used.
     keys: Mutex<HashSet<String>>,
+    /// Counts the record's stored versions, for those waiting for a change
+    /// (a legacy `tasks/result`).
+    version: tokio::sync::watch::Sender<u64>,
 }
 
 impl Tasks {
@@ -160,6 +163,7 @@ impl Tasks {
             inbox: Mutex::new(Map::new()),
             delivered: Notify::new(),
             keys: Mutex::new(HashSet::new()),
+            version: tokio::sync::watch::Sender::new(0),
         });
         // Registered before it is stored: a record of this process's that
         // is not running here is one whose runner died.
@@ -258,6 +262,20 @@ impl Tasks {
         };
         if let Err(err) = self.store.save(&record).await {
             tracing::warn!("task {}: could not store its state: {err}", record.id);
+        }
+        running.version.send_modify(|version| *version += 1);
+    }
+
+    /// Waits until task `id` may have changed: its next stored version when
+    /// it runs here, else (it runs elsewhere, or ended) `at_most`.
+    pub async fn changed(&self, id: &str, at_most: Duration) {
+        let local = self.running.lock().unwrap().get(id).cloned();
+        match local {
+            Some(running) => {
+                let mut version = running.version.subscribe();
+                let _ = tokio::time::timeout(at_most, version.changed()).await;
+            }
+            None => tokio::time::sleep(at_most).await,
         }
     }
 
@@ -459,7 +477,7 @@ fn error_json(error: &RpcError) -> Value {
 }
 
 /// 128 random bits as 32 hex digits.
-fn random_id() -> String {
+pub fn random_id() -> String {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).expect("the operating system's random source");
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -474,10 +492,12 @@ pub fn now_ms() -> u64 {
 /// What a call that may become a task asks and reports through, which
 /// changes when it does: until then the request's own client and event
 /// sink (the stateless era's: asks end the run with `input_required`);
-/// after, the task's (asks wait for `tasks/update`, progress becomes the
-/// status message, log messages go only to the server's log).
+/// after, the task's: asks wait for the client's answers through the task
+/// (`tasks/update`, or a legacy `tasks/result`), progress messages become
+/// the status message, and events go on to the sink the detach names, if
+/// any (a legacy session's own outbox, where progress tokens stay valid).
 pub struct Detachable {
-    before: Arc<dyn Client>,
+    before: Option<Arc<dyn Client>>,
     /// Whether the request's client ended the run (it asked what the
     /// client must answer first): then the call cannot be detached.
     ended_run: Box<dyn Fn() -> bool + Send + Sync>,
@@ -487,6 +507,8 @@ pub struct Detachable {
 }
 
 impl Detachable {
+    /// A call that asks `before` and reports to `sink` until it is
+    /// detached.
     pub fn new(
         before: Arc<dyn Client>,
         ended_run: impl Fn() -> bool + Send + Sync + 'static,
@@ -494,7 +516,7 @@ impl Detachable {
         declared: Declared,
     ) -> Arc<Detachable> {
         Arc::new(Detachable {
-            before,
+            before: Some(before),
             ended_run: Box::new(ended_run),
             sink: Mutex::new(Some(sink)),
             task: Mutex::new(None),
@@ -502,19 +524,34 @@ impl Detachable {
         })
     }
 
-    /// The call's event sink: the request's until it is detached.
+    /// A call that is task `running`'s from the start, its events going to
+    /// `sink`.
+    pub fn in_task(
+        tasks: Arc<Tasks>,
+        running: Arc<Running>,
+        sink: EventSink,
+        declared: Declared,
+    ) -> Arc<Detachable> {
+        Arc::new(Detachable {
+            before: None,
+            ended_run: Box::new(|| false),
+            sink: Mutex::new(Some(sink)),
+            task: Mutex::new(Some((tasks, running))),
+            declared,
+        })
+    }
+
+    /// The call's event sink.
     pub fn events(self: &Arc<Self>) -> EventSink {
         let this = self.clone();
         Arc::new(move |event| {
-            if let Some((_, running)) = &*this.task.lock().unwrap() {
-                if let CallEvent::Progress {
+            if let Some((_, running)) = &*this.task.lock().unwrap()
+                && let CallEvent::Progress {
                     message: Some(message),
                     ..
                 } = &event
-                {
-                    running.progress(message);
-                }
-                return;
+            {
+                running.progress(message);
             }
             let sink = this.sink.lock().unwrap().clone();
             if let Some(sink) = sink {
@@ -529,12 +566,12 @@ impl Detachable {
         !(self.ended_run)()
     }
 
-    /// From now on the call is task `running`'s. The request's sink is
-    /// let go: its outbox with it, so that the request's answer is its
-    /// last message.
-    pub fn detach(&self, tasks: Arc<Tasks>, running: Arc<Running>) {
+    /// From now on the call is task `running`'s, its events going to
+    /// `then`. The request's sink is let go: its outbox with it, so that
+    /// the request's answer is its last message.
+    pub fn detach(&self, tasks: Arc<Tasks>, running: Arc<Running>, then: Option<EventSink>) {
         *self.task.lock().unwrap() = Some((tasks, running));
-        self.sink.lock().unwrap().take();
+        *self.sink.lock().unwrap() = then;
     }
 
     fn task(&self) -> Option<(Arc<Tasks>, Arc<Running>)> {
@@ -544,15 +581,16 @@ impl Detachable {
 
 impl Client for Detachable {
     fn capabilities(&self) -> ClientCapabilities {
-        self.before.capabilities()
+        self.declared.capabilities
     }
 
     fn ask(&self, requests: Vec<InputRequest>) -> AskFuture<'_> {
-        match self.task() {
-            None => self.before.ask(requests),
-            Some((tasks, running)) => {
+        match (self.task(), &self.before) {
+            (Some((tasks, running)), _) => {
                 Box::pin(ask_in_task(tasks, running, requests, self.declared))
             }
+            (None, Some(before)) => before.ask(requests),
+            (None, None) => unreachable!("a call without a client of its own starts in its task"),
         }
     }
 

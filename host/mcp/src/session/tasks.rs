@@ -15,20 +15,40 @@
 //!
 //! Without sessions, a task belongs to whoever holds its id (its owner is
 //! empty); 128 random bits make that the holder.
+//!
+//! # 2025-11-25: experimental tasks
+//!
+//! A legacy session of revision 2025-11-25 has the tasks of that revision,
+//! client-directed: a call that asks with `params.task` (its tool declaring
+//! `execution.taskSupport` "optional" or "required") is a task at once;
+//! one that does not ask runs as a call ("required": -32601). The task
+//! belongs to the session: `tasks/get`, the blocking `tasks/result`,
+//! `tasks/list` (paged) and `tasks/cancel` see only the session's own. A
+//! task that asks the client is `input_required` until the client calls
+//! `tasks/result`, whose stream carries the requests (marked with the
+//! task's `related-task`) and brings back the answers. Progress keeps
+//! going to the session's own outbox, the progress token valid for the
+//! task's life.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicU8;
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::{LOGGING_OFF, META_CLIENT_CAPABILITIES, Session, ToolCall, unknown_tool};
+use super::{
+    Arrival, LOGGING_OFF, META_CLIENT_CAPABILITIES, Session, ToolCall, event_sink, unknown_tool,
+};
 use crate::client::stateless::MISSING_REQUIRED_CLIENT_CAPABILITY;
 use crate::client::{Declared, Subject};
 use crate::jsonrpc::{self, RpcError};
 use crate::shape;
 use crate::tasks::{CallFuture, Detachable};
 use crate::{Revision, ToolHost};
-use corral_tool::{CallContext, LogLevel, TASKS_EXTENSION, TaskRecord, TaskStatus, TaskSupport};
+use corral_tool::{
+    CallContext, InputKind, InputRequest, LogLevel, TASKS_EXTENSION, TaskPolicy, TaskRecord,
+    TaskStatus, TaskSupport,
+};
 
 use super::Outbox;
 
@@ -142,7 +162,7 @@ impl<H: ToolHost> Session<H> {
                 if detachable.can_detach()
                     && let Some(running) = tasks.create(&name, ANYONE_WITH_THE_ID, policy).await
                 {
-                    detachable.detach(tasks.clone(), running.clone());
+                    detachable.detach(tasks.clone(), running.clone(), None);
                     let created = running.record();
                     tasks.spawn(running, running_call, revision);
                     return Ok(task_json(&created, "task"));
@@ -210,6 +230,324 @@ impl<H: ToolHost> Session<H> {
             }
         }
     }
+}
+
+/// Tasks of a legacy session listed per `tasks/list` page.
+const LIST_PAGE: usize = 50;
+/// The most task ids a legacy session remembers for `tasks/list` (the
+/// oldest are forgotten first; they expire anyway).
+pub(super) const MAX_SESSION_TASKS: usize = 10_000;
+/// How long a blocking `tasks/result` waits between two looks at a task
+/// that runs on another replica (one that runs here wakes it at once).
+const RESULT_RECHECK: Duration = Duration::from_millis(250);
+/// How long a legacy `tasks/cancel` waits for the task to stop.
+const CANCEL_WAIT: Duration = Duration::from_secs(5);
+/// Marks what a 2025-11-25 message says about a task.
+const META_RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
+impl<H: ToolHost> Session<H> {
+    /// 2025-11-25: how `call` is to run as a task, when it asks to be one
+    /// (`params.task`, with the `ttl` it asks for) and its tool allows it;
+    /// -32601 when the tool refuses that (or requires a task not asked for).
+    pub(super) fn legacy_task_request(
+        &self,
+        call: &ToolCall,
+    ) -> Result<Option<TaskPolicy>, RpcError> {
+        let requested = match call.params.get("task") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(task)) => Some(task.get("ttl").and_then(Value::as_u64)),
+            Some(_) => {
+                return Err(RpcError::invalid_params(
+                    "Invalid params: `task` must be an object, such as {\"ttl\": 60000}",
+                ));
+            }
+        };
+        let tools = self.host.tools();
+        // An unknown tool is the call's own error.
+        let Some(tool) = tools.iter().find(|tool| tool.name == call.name) else {
+            return Ok(None);
+        };
+        match (requested, tool.task_support) {
+            (Some(_), None | Some(TaskSupport::Forbidden)) => Err(RpcError::new(
+                jsonrpc::code::METHOD_NOT_FOUND,
+                format!(
+                    "Method not found: tool `{}` does not run as a task (its execution.taskSupport is \"forbidden\"); call it without `task`",
+                    call.name
+                ),
+            )),
+            (None, Some(TaskSupport::Required)) => Err(RpcError::new(
+                jsonrpc::code::METHOD_NOT_FOUND,
+                format!(
+                    "Method not found: tool `{}` runs only as a task (its execution.taskSupport is \"required\"); call it with `task`, such as {{\"ttl\": 60000}}",
+                    call.name
+                ),
+            )),
+            (None, _) => Ok(None),
+            (Some(ttl), _) => {
+                let mut policy = tool.task;
+                if let Some(ttl) = ttl {
+                    policy.ttl = Duration::from_millis(ttl)
+                        .clamp(Duration::from_secs(1), corral_tool::task::MAX_TASK_TTL);
+                }
+                Ok(Some(policy))
+            }
+        }
+    }
+
+    /// 2025-11-25: starts `call` as a task of this session's, and answers
+    /// with it (`CreateTaskResult`).
+    pub(super) async fn start_legacy_task(
+        &self,
+        call: ToolCall,
+        policy: TaskPolicy,
+        revision: Revision,
+        log_level: Arc<AtomicU8>,
+    ) -> Result<Value, RpcError> {
+        let tasks = self.options.tasks.clone();
+        let Some(running) = tasks.create(&call.name, &self.owner, policy).await else {
+            return Err(RpcError::new(
+                jsonrpc::code::INTERNAL_ERROR,
+                "the server keeps as many tasks as it may: try again later, or call without `task`",
+            ));
+        };
+        {
+            let mut ids = self.task_ids.lock().unwrap();
+            if ids.len() >= MAX_SESSION_TASKS {
+                ids.pop_front();
+            }
+            ids.push_back(running.id().to_owned());
+        }
+        let ToolCall {
+            name,
+            arguments,
+            params,
+        } = call;
+        let progress_token = params
+            .get("_meta")
+            .and_then(|meta| meta.get("progressToken"))
+            .filter(|token| token.is_string() || token.is_number())
+            .cloned();
+        // The request is answered at once: what the call reports goes to
+        // the session's own outbox.
+        let sink = event_sink(
+            self.notify.clone(),
+            progress_token,
+            &name,
+            revision,
+            log_level,
+        );
+        let declared = *self.client_capabilities.lock().unwrap();
+        let detachable = Detachable::in_task(tasks.clone(), running.clone(), sink, declared);
+        let context = CallContext {
+            events: Some(detachable.events()),
+            client: Some(detachable),
+            as_task: true,
+        };
+        let host = self.host.clone();
+        let call: CallFuture = Box::pin(async move { host.call(&name, arguments, context).await });
+        let created = running.record();
+        tasks.spawn(running, call, revision);
+        Ok(json!({ "task": legacy_task_json(&created) }))
+    }
+
+    /// 2025-11-25: `tasks/get`, `tasks/result`, `tasks/list` or
+    /// `tasks/cancel` (request `id`, answered on `reply`), for this
+    /// session's tasks.
+    pub(super) async fn legacy_task_method(
+        &self,
+        method: &str,
+        params: &Map<String, Value>,
+        id: &Value,
+        arrival: Arrival,
+        reply: Outbox,
+    ) -> Result<Value, RpcError> {
+        let tasks = &self.options.tasks;
+        if method == "tasks/list" {
+            return self.list_tasks(params).await;
+        }
+        let task = match params.get("taskId") {
+            Some(Value::String(task)) => task,
+            _ => {
+                return Err(RpcError::invalid_params(format!(
+                    "Invalid params: {method} needs `taskId`, the string a task-creating call returned"
+                )));
+            }
+        };
+        match method {
+            "tasks/get" => Ok(legacy_task_json(&tasks.get(task, &self.owner).await?)),
+            "tasks/result" => self.task_result(task, id, arrival, reply).await,
+            _ => {
+                let record = tasks.get(task, &self.owner).await?;
+                if record.status.is_terminal() {
+                    return Err(RpcError::invalid_params(format!(
+                        "Invalid params: task {task} has ended ({}); it cannot be cancelled",
+                        record.status.as_str()
+                    )));
+                }
+                tasks.cancel(task, &self.owner).await?;
+                // The answer states the task cancelled (or, had it ended
+                // first, as it ended).
+                let started = tokio::time::Instant::now();
+                loop {
+                    let record = tasks.get(task, &self.owner).await?;
+                    if record.status.is_terminal() || started.elapsed() > CANCEL_WAIT {
+                        return Ok(legacy_task_json(&record));
+                    }
+                    tasks.changed(task, RESULT_RECHECK).await;
+                }
+            }
+        }
+    }
+
+    /// The blocking `tasks/result`: once the task ends, what its call
+    /// would have answered. Meanwhile it carries the task's questions to
+    /// the client (on this request's stream) and its answers back.
+    async fn task_result(
+        &self,
+        task: &str,
+        id: &Value,
+        arrival: Arrival,
+        reply: Outbox,
+    ) -> Result<Value, RpcError> {
+        let tasks = &self.options.tasks;
+        loop {
+            let record = tasks.get(task, &self.owner).await?;
+            match record.status {
+                TaskStatus::Completed => {
+                    let mut result = record.result.unwrap_or_else(|| json!({}));
+                    result["_meta"][META_RELATED_TASK] = json!({ "taskId": task });
+                    return Ok(result);
+                }
+                TaskStatus::Failed => return Err(stored_error(record.error.as_ref())),
+                TaskStatus::Cancelled => {
+                    return Err(RpcError::new(
+                        jsonrpc::code::INTERNAL_ERROR,
+                        format!("Task {task} was cancelled"),
+                    ));
+                }
+                TaskStatus::InputRequired if !record.input_requests.is_empty() => {
+                    let (keys, requests) = client_requests(task, &record.input_requests);
+                    let client = self.legacy_client(id, self.revision(), arrival, &reply);
+                    let answers = client.ask(requests).await.map_err(|err| {
+                        RpcError::new(
+                            jsonrpc::code::INTERNAL_ERROR,
+                            format!("task {task} asked the client, which could not answer: {err}"),
+                        )
+                    })?;
+                    let answers: Map<String, Value> = keys
+                        .into_iter()
+                        .zip(answers)
+                        .map(|(key, answer)| (key, Value::Object(answer)))
+                        .collect();
+                    tasks.update(task, &self.owner, answers).await?;
+                }
+                TaskStatus::Working | TaskStatus::InputRequired => {
+                    tasks.changed(task, RESULT_RECHECK).await;
+                }
+            }
+        }
+    }
+
+    /// `tasks/list`: this session's tasks still kept, a page at a time.
+    async fn list_tasks(&self, params: &Map<String, Value>) -> Result<Value, RpcError> {
+        let start = match params.get("cursor") {
+            None | Some(Value::Null) => 0,
+            Some(Value::String(cursor)) => cursor.parse::<usize>().map_err(|_| {
+                RpcError::invalid_params("Invalid params: `cursor` is not one this server gave")
+            })?,
+            Some(_) => {
+                return Err(RpcError::invalid_params(
+                    "Invalid params: `cursor` must be a string",
+                ));
+            }
+        };
+        let ids: Vec<String> = self
+            .task_ids
+            .lock()
+            .unwrap()
+            .iter()
+            .skip(start)
+            .take(LIST_PAGE + 1)
+            .cloned()
+            .collect();
+        let mut listed = Vec::new();
+        for task in ids.iter().take(LIST_PAGE) {
+            // An expired task is gone from the list too.
+            if let Ok(record) = self.options.tasks.get(task, &self.owner).await {
+                listed.push(legacy_task_json(&record));
+            }
+        }
+        let mut result = json!({ "tasks": listed });
+        if ids.len() > LIST_PAGE {
+            result["nextCursor"] = (start + LIST_PAGE).to_string().into();
+        }
+        Ok(result)
+    }
+}
+
+/// The JSON-RPC error a failed task stored.
+fn stored_error(error: Option<&Value>) -> RpcError {
+    let code = error
+        .and_then(|error| error.get("code"))
+        .and_then(Value::as_i64)
+        .unwrap_or(jsonrpc::code::INTERNAL_ERROR);
+    let message = error
+        .and_then(|error| error.get("message"))
+        .and_then(Value::as_str)
+        .unwrap_or("the task failed");
+    let error_out = RpcError::new(code, message);
+    match error.and_then(|error| error.get("data")) {
+        Some(data) => error_out.with_data(data.clone()),
+        None => error_out,
+    }
+}
+
+/// A task's outstanding input requests as requests to a legacy client
+/// (each marked with the task it is for), with their keys in order.
+fn client_requests(task: &str, asked: &Map<String, Value>) -> (Vec<String>, Vec<InputRequest>) {
+    asked
+        .iter()
+        .filter_map(|(key, request)| {
+            let mut params = request.get("params")?.as_object()?.clone();
+            let kind = match request.get("method")?.as_str()? {
+                "elicitation/create" if params.get("mode") == Some(&json!("url")) => {
+                    InputKind::ElicitUrl
+                }
+                "elicitation/create" => InputKind::ElicitForm,
+                "sampling/createMessage" => InputKind::Sample,
+                "roots/list" => InputKind::ListRoots,
+                _ => return None,
+            };
+            let meta = params
+                .entry("_meta")
+                .or_insert_with(|| Value::Object(Map::new()));
+            meta[META_RELATED_TASK] = json!({ "taskId": task });
+            Some((
+                key.clone(),
+                InputRequest {
+                    key: key.clone(),
+                    kind,
+                    params,
+                },
+            ))
+        })
+        .unzip()
+}
+
+/// A task as 2025-11-25 has it (`ttl` and `pollInterval`, no result).
+fn legacy_task_json(record: &TaskRecord) -> Value {
+    let mut task = json!({
+        "taskId": record.id,
+        "status": record.status.as_str(),
+        "createdAt": iso8601(record.created_ms),
+        "lastUpdatedAt": iso8601(record.updated_ms),
+        "ttl": record.ttl_ms,
+        "pollInterval": record.poll_interval_ms,
+    });
+    if let Some(message) = &record.status_message {
+        task["statusMessage"] = message.as_str().into();
+    }
+    task
 }
 
 /// A task as the wire has it: a `CreateTaskResult` (`result_type` "task":

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::support::{
     Client, FakeHost, LEGACY, STATELESS, VERSION, catalog, error, fixed, initialize_request,
-    listed, result,
+    listed, result, tasks_capability,
 };
 
 /// The result of an `initialize` that negotiated `revision`, on a server
@@ -17,9 +17,14 @@ fn initialize_result(revision: &str, list_changed: bool) -> Value {
     } else {
         json!({ "name": "corral", "version": VERSION })
     };
+    let mut capabilities = json!({ "tools": { "listChanged": list_changed }, "logging": {} });
+    // 2025-11-25's experimental tasks.
+    if revision == "2025-11-25" {
+        capabilities["tasks"] = tasks_capability();
+    }
     json!({
         "protocolVersion": revision,
-        "capabilities": { "tools": { "listChanged": list_changed }, "logging": {} },
+        "capabilities": capabilities,
         "serverInfo": server_info,
     })
 }

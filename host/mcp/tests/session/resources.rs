@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 
 use crate::support::{
     Client, FakeHost, Features, LEGACY, NOTHING, STATELESS, VERSION, catalog, complete, error,
-    features, fixed, initialize_request, notification, request, result, stateless, watching,
+    features, fixed, initialize_request, notification, request, result, stateless,
+    tasks_capability, watching,
 };
 use corral_mcp::ServerOptions;
 
@@ -68,6 +69,9 @@ async fn initialize_declares_resources_prompts_and_completions_only_when_offered
         if revision >= "2025-03-26" {
             expected["completions"] = json!({});
         }
+        if revision == "2025-11-25" {
+            expected["tasks"] = tasks_capability();
+        }
         assert_eq!(answer[0]["result"]["capabilities"], expected, "{revision}");
     }
     // Resources alone, no completion.
@@ -84,6 +88,7 @@ async fn initialize_declares_resources_prompts_and_completions_only_when_offered
             "tools": { "listChanged": false },
             "logging": {},
             "resources": { "subscribe": true, "listChanged": false },
+            "tasks": tasks_capability(),
         })
     );
 }

@@ -94,6 +94,11 @@ pub fn cancel(id: impl Into<Value>) -> Value {
     notification("notifications/cancelled", json!({ "requestId": id.into() }))
 }
 
+/// What a 2025-11-25 server declares of its experimental tasks.
+pub fn tasks_capability() -> Value {
+    json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } })
+}
+
 /// A successful response.
 pub fn result(id: impl Into<Value>, result: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id.into(), "result": result })
