@@ -418,3 +418,112 @@ fn a_2025_task_asks_through_tasks_result() {
         "{result}"
     );
 }
+
+/// A listen stream asked for `taskIds` hears each change of those tasks
+/// (`notifications/tasks`, the whole task as `tasks/get` has it) until
+/// each ends: of a task run by its own server at once, of one run by
+/// another replica at the next heartbeat.
+#[test]
+fn listen_streams_hear_of_the_tasks_they_name_on_any_replica() {
+    let redis = RedisServer::start();
+    let store = redis.url();
+    let folder = conformance_folder("");
+    let a = serve(folder.path(), &store);
+    let b = serve(folder.path(), &store);
+    let mut on_a = TaskClient::of(&a);
+    let here = on_a.start("confirm_delete", json!({ "filename": "here.txt" }));
+    let there = on_a.start("slow_compute", json!({ "seconds": 1.5, "label": "there" }));
+
+    let listen = |server: &HttpServer, ids: &[&str], id: i64| {
+        let params = json!({
+            "notifications": { "taskIds": ids },
+            "_meta": {
+                "io.modelcontextprotocol/clientCapabilities": { "extensions": { TASKS: {} } },
+            },
+        });
+        let body =
+            serde_json::to_vec(&stateless_request(id, "subscriptions/listen", params)).unwrap();
+        server.client().open_stream(
+            "POST",
+            &[
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+                ("MCP-Protocol-Version", STATELESS),
+                ("Mcp-Method", "subscriptions/listen"),
+            ],
+            &body,
+        )
+    };
+    // Without the extension declared, no task is told of.
+    let refused = b.client().post(
+        &stateless_request(
+            8,
+            "subscriptions/listen",
+            json!({ "notifications": { "taskIds": [here] } }),
+        ),
+        &[
+            ("MCP-Protocol-Version", STATELESS),
+            ("Mcp-Method", "subscriptions/listen"),
+        ],
+    );
+    assert_eq!(
+        refused.answer()["error"]["code"],
+        -32021,
+        "{}",
+        refused.text()
+    );
+
+    let (status, _, mut stream) = listen(&b, &[&here, &there, "unknown"], 9);
+    assert_eq!(status, 200);
+    let ack = stream
+        .next_within(Duration::from_secs(5))
+        .expect("an acknowledgement");
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        ack["params"]["notifications"]["taskIds"],
+        json!([here, there]),
+        "only kept tasks are watched: {ack}"
+    );
+    let mut last: std::collections::HashMap<String, Value> = Default::default();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut answered = false;
+    while !(last.get(&here).is_some_and(|t| t["status"] == "completed")
+        && last.get(&there).is_some_and(|t| t["status"] == "completed"))
+    {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let told = stream
+            .next_within(left)
+            .unwrap_or_else(|| panic!("the stream went quiet; last told: {last:?}"));
+        assert_eq!(told["method"], "notifications/tasks", "{told}");
+        let task = &told["params"];
+        assert_eq!(task["_meta"]["io.modelcontextprotocol/subscriptionId"], 9);
+        let id = task["taskId"].as_str().unwrap().to_owned();
+        if task["status"] == "input_required" && !answered {
+            assert!(
+                task["inputRequests"]["confirm_delete"].is_object(),
+                "{task}"
+            );
+            let ack = on_a.request(
+                "tasks/update",
+                json!({
+                    "taskId": here,
+                    "inputResponses": {
+                        "confirm_delete": { "action": "accept", "content": { "confirm": false } },
+                    },
+                }),
+            );
+            assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+            answered = true;
+        }
+        last.insert(id, task.clone());
+    }
+    assert!(answered, "the stream told of the question");
+    assert_eq!(
+        last[&here]["result"]["content"][0]["text"],
+        "Kept here.txt."
+    );
+    assert_eq!(
+        last[&there]["result"]["content"][0]["text"],
+        "computed there after 1.5 s"
+    );
+}

@@ -52,6 +52,8 @@ pub const SWEEP_EVERY: Duration = Duration::from_secs(60);
 /// The largest result a task holds (a call's result is bounded by its
 /// plugin's `output` limit before; this bounds it as JSON).
 pub const MAX_RESULT_BYTES: usize = 16 << 20;
+/// Task changes held for listen streams that have not looked yet.
+const CHANGES_BUFFERED: usize = 1024;
 /// The longest status message kept (a plugin's progress message).
 const MAX_STATUS_MESSAGE_CHARS: usize = 1000;
 
@@ -69,6 +71,9 @@ pub struct Tasks {
     kept: AtomicU64,
     /// The sweeper has been started (on the first task).
     sweeping: AtomicBool,
+    /// The id of each task run here whose record was just stored: what
+    /// listen streams watching it wait for.
+    changes: tokio::sync::broadcast::Sender<String>,
 }
 
 impl std::fmt::Debug for Tasks {
@@ -104,6 +109,27 @@ pub struct Running {
     /// Counts the record's stored versions, for those waiting for a change
     /// (a legacy `tasks/result`).
     version: tokio::sync::watch::Sender<u64>,
+    /// What the record said when it was last stored.
+    stored: Mutex<Told>,
+}
+
+/// What a change of a task's record is: of its status, its message or its
+/// outstanding requests (the rest follows from those).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Told {
+    status: TaskStatus,
+    message: Option<String>,
+    asking: Vec<String>,
+}
+
+impl Told {
+    fn of(record: &TaskRecord) -> Told {
+        Told {
+            status: record.status,
+            message: record.status_message.clone(),
+            asking: record.input_requests.keys().cloned().collect(),
+        }
+    }
 }
 
 impl Tasks {
@@ -115,6 +141,7 @@ impl Tasks {
             running: Mutex::new(HashMap::new()),
             kept: AtomicU64::new(0),
             sweeping: AtomicBool::new(false),
+            changes: tokio::sync::broadcast::Sender::new(CHANGES_BUFFERED),
         }
     }
 
@@ -164,6 +191,7 @@ impl Tasks {
             delivered: Notify::new(),
             keys: Mutex::new(HashSet::new()),
             version: tokio::sync::watch::Sender::new(0),
+            stored: Mutex::new(Told::of(&record)),
         });
         // Registered before it is stored: a record of this process's that
         // is not running here is one whose runner died.
@@ -250,20 +278,38 @@ impl Tasks {
         self.save(running).await;
     }
 
-    /// Stores the runner's copy of the record as it is now.
+    /// Stores the runner's copy of the record as it is now, with the time
+    /// (`lastUpdatedAt`) if it changed since it was last stored, and tells
+    /// of the change. A heartbeat that changed nothing is stored (its time
+    /// is what says the runner lives) but not told.
     async fn save(&self, running: &Running) {
         let _saving = running.saving.lock().await;
-        let record = {
+        let (record, changed) = {
             let mut record = running.record.lock().unwrap();
             let now = now_ms();
-            record.updated_ms = record.updated_ms.max(now);
+            let state = Told::of(&record);
+            let mut told = running.stored.lock().unwrap();
+            let changed = *told != state;
+            if changed {
+                record.updated_ms = record.updated_ms.max(now);
+                *told = state;
+            }
             record.heartbeat_ms = now;
-            record.clone()
+            (record.clone(), changed)
         };
         if let Err(err) = self.store.save(&record).await {
             tracing::warn!("task {}: could not store its state: {err}", record.id);
         }
-        running.version.send_modify(|version| *version += 1);
+        if changed {
+            running.version.send_modify(|version| *version += 1);
+            let _ = self.changes.send(record.id);
+        }
+    }
+
+    /// Tells of each change to a task run here (its id); a receiver that
+    /// falls behind is told it lagged, and should look at all it watches.
+    pub fn changes(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.changes.subscribe()
     }
 
     /// Waits until task `id` may have changed: its next stored version when

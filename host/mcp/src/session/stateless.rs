@@ -165,6 +165,9 @@ impl<H: ToolHost> Session<H> {
                 .and_then(|filter| filter.get("resourceSubscriptions"))
                 .or_else(|| params.get("resourceSubscriptions")),
         )?;
+        let task_ids = self
+            .tasks_to_watch(params, filter.and_then(|filter| filter.get("taskIds")))
+            .await?;
         // What is honoured depends on what is offered, known once ready.
         self.host.ready().await;
         let offers = self.host.offers();
@@ -200,6 +203,9 @@ impl<H: ToolHost> Session<H> {
                 json!(listener.resource_subscriptions),
             );
         }
+        if !task_ids.is_empty() {
+            honoured.insert("taskIds".into(), json!(task_ids));
+        }
         let key = request.id.to_string();
         // Registered before the acknowledgement, so that no change after it is missed.
         self.listeners.lock().unwrap().insert(key.clone(), listener);
@@ -215,7 +221,10 @@ impl<H: ToolHost> Session<H> {
             })),
         ));
         let mut closing = self.closing.subscribe();
-        let _ = closing.wait_for(|closing| *closing).await;
+        tokio::select! {
+            _ = closing.wait_for(|closing| *closing) => {}
+            () = self.watch_tasks(task_ids, &reply, &request.id) => {}
+        }
         // The server tears the subscription down: the cancellation page asks
         // for notifications/cancelled naming it (tagged, as everything on
         // the stream is), the subscriptions page for its completion result.

@@ -30,6 +30,7 @@
 //! going to the session's own outbox, the progress token valid for the
 //! task's life.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU8;
 use std::time::Duration;
@@ -37,7 +38,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::{
-    Arrival, LOGGING_OFF, META_CLIENT_CAPABILITIES, Session, ToolCall, event_sink, unknown_tool,
+    Arrival, LOGGING_OFF, META_CLIENT_CAPABILITIES, META_SUBSCRIPTION_ID, Session, ToolCall,
+    event_sink, unknown_tool,
 };
 use crate::client::stateless::MISSING_REQUIRED_CLIENT_CAPABILITY;
 use crate::client::{Declared, Subject};
@@ -183,6 +185,105 @@ impl<H: ToolHost> Session<H> {
         }
     }
 
+    /// The tasks a listen stream asks to hear of (`notifications.taskIds`):
+    /// those kept, at most [`MAX_LISTEN_TASKS`]; -32021 unless the request
+    /// declares the extension.
+    pub(super) async fn tasks_to_watch(
+        &self,
+        params: &Map<String, Value>,
+        asked: Option<&Value>,
+    ) -> Result<Vec<String>, RpcError> {
+        let ids = match asked {
+            None | Some(Value::Null) => return Ok(Vec::new()),
+            Some(Value::Array(ids)) if ids.len() <= MAX_LISTEN_TASKS => ids,
+            Some(Value::Array(ids)) => {
+                return Err(RpcError::invalid_params(format!(
+                    "Invalid params: notifications.taskIds names {} tasks; one listen stream watches at most {MAX_LISTEN_TASKS}",
+                    ids.len()
+                )));
+            }
+            Some(_) => {
+                return Err(RpcError::invalid_params(
+                    "Invalid params: notifications.taskIds must be an array of task ids",
+                ));
+            }
+        };
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        if !declares_tasks(params) {
+            return Err(tasks_not_declared("notifications.taskIds"));
+        }
+        let mut kept = Vec::new();
+        for id in ids {
+            let Value::String(id) = id else {
+                return Err(RpcError::invalid_params(
+                    "Invalid params: notifications.taskIds must be an array of task ids",
+                ));
+            };
+            if !kept.contains(id) && self.options.tasks.get(id, ANYONE_WITH_THE_ID).await.is_ok() {
+                kept.push(id.clone());
+            }
+        }
+        Ok(kept)
+    }
+
+    /// Tells a listen stream (`subscription`, on `reply`) of each change to
+    /// the tasks `ids`: the whole task, as `tasks/get` has it, now and at
+    /// each change until it ends. A change of a task run here is told at
+    /// once; one run on another replica, at the next heartbeat.
+    pub(super) async fn watch_tasks(&self, ids: Vec<String>, reply: &Outbox, subscription: &Value) {
+        let tasks = &self.options.tasks;
+        let mut changes = tasks.changes();
+        let mut watching: Vec<String> = ids;
+        let mut told: HashMap<String, (TaskStatus, u64, Option<String>)> = HashMap::new();
+        let mut tick = tokio::time::interval(crate::tasks::HEARTBEAT);
+        loop {
+            let mut ended = Vec::new();
+            for id in &watching {
+                let Ok(record) = tasks.get(id, ANYONE_WITH_THE_ID).await else {
+                    // Expired: nothing more to tell.
+                    ended.push(id.clone());
+                    continue;
+                };
+                let state = (
+                    record.status,
+                    record.updated_ms,
+                    record.status_message.clone(),
+                );
+                if told.get(id) != Some(&state) {
+                    let mut task = task_json(&record, "complete");
+                    if let Value::Object(fields) = &mut task {
+                        fields.remove("resultType");
+                    }
+                    task["_meta"] = json!({ META_SUBSCRIPTION_ID: subscription });
+                    reply(jsonrpc::notification("notifications/tasks", Some(task)));
+                    told.insert(id.clone(), state);
+                }
+                if record.status.is_terminal() {
+                    ended.push(id.clone());
+                }
+            }
+            watching.retain(|id| !ended.contains(id));
+            if watching.is_empty() {
+                return std::future::pending().await;
+            }
+            // Until a watched task changes here, or the heartbeat.
+            loop {
+                tokio::select! {
+                    changed = changes.recv() => match changed {
+                        Ok(id) if !watching.contains(&id) => continue,
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                            return std::future::pending().await;
+                        }
+                        _ => break,
+                    },
+                    _ = tick.tick() => break,
+                }
+            }
+        }
+    }
+
     /// `tasks/get`, `tasks/update` or `tasks/cancel`, for a client that
     /// declared the extension on the request.
     pub(super) async fn task_method(
@@ -232,6 +333,8 @@ impl<H: ToolHost> Session<H> {
     }
 }
 
+/// The most tasks one listen stream watches.
+pub(super) const MAX_LISTEN_TASKS: usize = 100;
 /// Tasks of a legacy session listed per `tasks/list` page.
 const LIST_PAGE: usize = 50;
 /// The most task ids a legacy session remembers for `tasks/list` (the
