@@ -524,13 +524,11 @@ fn official_typescript_client_alone_cannot_take_a_task() {
 }
 
 #[test]
-#[ignore = "server bug: a completed task's `result` lacks `resultType: \"complete\"`, which 2026-07-28 requires (host/mcp/src/tasks.rs `finished`)"]
 fn official_typescript_task_api_runs_a_slow_tool_as_a_task_to_completion() {
     ts_tasks("slow");
 }
 
 #[test]
-#[ignore = "server bug: a completed task's `result` lacks `resultType: \"complete\"`, which 2026-07-28 requires (host/mcp/src/tasks.rs `finished`)"]
 fn official_typescript_task_api_answers_a_question_inside_a_task() {
     ts_tasks("confirm");
 }
@@ -552,13 +550,11 @@ fn official_python_client_alone_cannot_take_a_task() {
 }
 
 #[test]
-#[ignore = "server bug: a completed task's `result` lacks `resultType: \"complete\"`, which 2026-07-28 requires (host/mcp/src/tasks.rs `finished`)"]
 fn official_python_client_runs_a_slow_tool_as_a_task_through_its_extension_api() {
     python_tasks("slow");
 }
 
 #[test]
-#[ignore = "server bug: a completed task's `result` lacks `resultType: \"complete\"`, which 2026-07-28 requires (host/mcp/src/tasks.rs `finished`)"]
 fn official_python_client_answers_a_question_inside_a_task_through_its_extension_api() {
     python_tasks("confirm");
 }

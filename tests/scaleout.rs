@@ -6,7 +6,9 @@
 //! proxy (it sticks to one replica), and a call that asks the user in the
 //! stateless era completes on whichever replica its retry reaches (the
 //! replicas share the key that seals `requestState`). Plugins' state lives
-//! in one Redis (`--state redis://`), so both replicas count together.
+//! in one Redis (`--state redis://`), so both replicas count together, and
+//! so do tasks: either replica answers `tasks/get`, `tasks/update` and
+//! `tasks/cancel` for a task the other runs.
 
 #[path = "support/http.rs"]
 mod http;
@@ -364,5 +366,110 @@ fn two_replicas_count_together_in_one_redis() {
     for server in [&first, &second] {
         let (hits, _) = total(&mut server.client(), "tally_get", json!({"key": "hits"}));
         assert_eq!(hits, 200);
+    }
+}
+
+/// A stateless request declaring the tasks extension, through `client`;
+/// the answer and the replica that gave it.
+fn task_request(client: &mut Client, method: &str, mut params: Value) -> (Value, String) {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/clientCapabilities": {
+            "elicitation": {},
+            "extensions": { "io.modelcontextprotocol/tasks": {} },
+        },
+    });
+    let response = client.stateless(method, params);
+    assert_eq!(response.status, 200, "{}", response.text());
+    let replica = response.header("x-corral-replica").unwrap().to_string();
+    (response.answer(), replica)
+}
+
+#[test]
+fn either_replica_behind_nginx_answers_for_a_task_the_other_runs() {
+    let redis = RedisServer::start();
+    let state = redis.url();
+    let folder = conformance_folder("");
+    let first = HttpServer::start(folder.path(), &["--state", &state]);
+    let second = HttpServer::start(folder.path(), &["--state", &state]);
+    let (nginx, port) = start_nginx(&[&first, &second]);
+    let mut client = Client::new(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+
+    // Polled through the proxy (round-robin), the task is answered for by
+    // both replicas, and its question answered on whichever the update
+    // reaches.
+    let (created, _) = task_request(
+        &mut client,
+        "tools/call",
+        json!({ "name": "confirm_delete", "arguments": { "filename": "proxied.txt" } }),
+    );
+    let id = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no task: {created}\n{}", nginx.error_log()))
+        .to_owned();
+    let mut answered_by = HashMap::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut updated = false;
+    loop {
+        let (got, replica) = task_request(&mut client, "tasks/get", json!({ "taskId": id }));
+        let task = &got["result"];
+        *answered_by.entry(replica).or_insert(0) += 1;
+        match task["status"].as_str() {
+            Some("input_required") if !updated => {
+                let (ack, _) = task_request(
+                    &mut client,
+                    "tasks/update",
+                    json!({
+                        "taskId": id,
+                        "inputResponses": {
+                            "confirm_delete": { "action": "accept", "content": { "confirm": true } },
+                        },
+                    }),
+                );
+                assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+                updated = true;
+            }
+            Some("completed") => {
+                assert_eq!(task["result"]["content"][0]["text"], "Deleted proxied.txt.");
+                break;
+            }
+            Some("working" | "input_required") => {}
+            _ => panic!("{got}"),
+        }
+        assert!(Instant::now() < deadline, "the task never completed: {got}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        answered_by.len(),
+        2,
+        "both replicas answered: {answered_by:?}"
+    );
+
+    // Cancelled through the replica that does not run it, the runner
+    // stops it.
+    let (created, runner) = task_request(
+        &mut client,
+        "tools/call",
+        json!({ "name": "slow_compute", "arguments": { "seconds": 600 } }),
+    );
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let cancelled_on = loop {
+        let (ack, replica) = task_request(&mut client, "tasks/cancel", json!({ "taskId": id }));
+        assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+        if replica != runner {
+            break replica;
+        }
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (got, _) = task_request(&mut client, "tasks/get", json!({ "taskId": id }));
+        if got["result"]["status"] == "cancelled" {
+            break;
+        }
+        assert_eq!(got["result"]["status"], "working", "{got}");
+        assert!(
+            Instant::now() < deadline,
+            "a cancel on {cancelled_on} never stopped the task on {runner}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
     }
 }

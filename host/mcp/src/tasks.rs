@@ -111,6 +111,9 @@ pub struct Running {
     version: tokio::sync::watch::Sender<u64>,
     /// What the record said when it was last stored.
     stored: Mutex<Told>,
+    /// How long the task is kept after its last change (its plugin's
+    /// `task-ttl`).
+    kept_for_ms: u64,
 }
 
 /// What a change of a task's record is: of its status, its message or its
@@ -192,6 +195,7 @@ impl Tasks {
             keys: Mutex::new(HashSet::new()),
             version: tokio::sync::watch::Sender::new(0),
             stored: Mutex::new(Told::of(&record)),
+            kept_for_ms: record.ttl_ms,
         });
         // Registered before it is stored: a record of this process's that
         // is not running here is one whose runner died.
@@ -294,6 +298,10 @@ impl Tasks {
                 record.updated_ms = record.updated_ms.max(now);
                 *told = state;
             }
+            // A task is kept its TTL after it was last stored, never less:
+            // a task still running (or just ended) does not expire.
+            let since_created = now.saturating_sub(record.created_ms);
+            record.ttl_ms = record.ttl_ms.max(since_created + running.kept_for_ms);
             record.heartbeat_ms = now;
             (record.clone(), changed)
         };
@@ -492,7 +500,12 @@ fn finished(
         let error = error_json(&internal(text));
         return (TaskStatus::Failed, message, None, Some(error));
     }
-    let result = shape::call_result_json(output, revision);
+    let mut result = shape::call_result_json(output, revision);
+    // Inlined in `tasks/get`, the result is the call's own, typed as every
+    // result of a stateless revision is.
+    if revision.is_stateless() {
+        result["resultType"] = "complete".into();
+    }
     let bytes = jsonrpc::serialized_len(&result);
     if bytes > MAX_RESULT_BYTES {
         let message = format!(

@@ -100,10 +100,12 @@ pub enum Failure {
     MemoryLimit {
         bytes: usize,
     },
-    /// It computed for `after`, its time limit. (What fuel it burned is
-    /// not known: the dropped run takes its counters with it.)
+    /// It computed for `after`, its time limit: `timeout`, or for a call
+    /// that may become a task `task-timeout` (`as_task`). (What fuel it
+    /// burned is not known: the dropped run takes its counters with it.)
     TimedOut {
         after: Duration,
+        as_task: bool,
     },
     StackOverflow,
     /// The guest handed the host one value larger than it may (see
@@ -164,12 +166,13 @@ impl fmt::Display for Failure {
                 "memory limit {} reached (a call that needs more: raise [limits] memory in the plugin's manifest)",
                 human_bytes(*bytes)
             ),
-            Failure::TimedOut { after } => write!(
+            Failure::TimedOut { after, as_task } => write!(
                 f,
                 "timed out after {}: it may be stuck in a loop, or waiting for something \
-                 that never comes. A call that truly needs longer can raise [limits] timeout \
+                 that never comes. A call that truly needs longer can raise [limits] {} \
                  in the plugin's manifest",
-                human_duration(*after)
+                human_duration(*after),
+                if *as_task { "task-timeout" } else { "timeout" }
             ),
             Failure::StackOverflow => f.write_str("stack overflow (call stack exhausted)"),
             Failure::TooMuchData { budget, output } => write!(
@@ -482,7 +485,8 @@ impl Sandbox {
         let limits = &manifest.limits;
         // A call that may become a task goes on after its request is
         // answered: it has the longer time.
-        let time_limit = if context.as_task {
+        let as_task = context.as_task;
+        let time_limit = if as_task {
             limits.task_timeout
         } else {
             limits.timeout
@@ -502,7 +506,7 @@ impl Sandbox {
         let outcome = within(time_limit, &pause, pre.invoke(&mut store, started, request)).await;
         // Its time as the time limit counts it: waits for the client left out.
         let ran = began.elapsed().saturating_sub(pause.waited());
-        let run = finish(&mut store, limits, time_limit, ran, outcome);
+        let run = finish(&mut store, limits, (time_limit, as_task), ran, outcome);
         (run, Some(Spent { store }))
     }
 
@@ -647,12 +651,13 @@ async fn within<F: Future>(limit: Duration, pause: &Pause, work: F) -> Result<F:
     .await
 }
 
-/// Turns a finished run, which ran for `ran`, into its value or the limit
-/// it hit, and logs what the plugin wrote to stdout and stderr.
+/// Turns a finished run, which ran for `ran` under its time limit (and
+/// whether that was `task-timeout`), into its value or the limit it hit,
+/// and logs what the plugin wrote to stdout and stderr.
 fn finish<T>(
     store: &mut Store<CallState>,
     limits: &Limits,
-    time_limit: Duration,
+    (time_limit, as_task): (Duration, bool),
     ran: Duration,
     outcome: Result<WasmResult<T>, Elapsed>,
 ) -> Result<Run<T>, Failure> {
@@ -660,7 +665,10 @@ fn finish<T>(
     let state = store.data_mut();
     let stderr = state.drain_output();
     match outcome {
-        Err(Elapsed) => Err(Failure::TimedOut { after: time_limit }),
+        Err(Elapsed) => Err(Failure::TimedOut {
+            after: time_limit,
+            as_task,
+        }),
         Ok(Ok(value)) => Ok(Run { value, fuel_used }),
         // Suspended, not stopped: the audit log counts what it used.
         Ok(Err(err)) if err.downcast_ref::<InputRequired>().is_some() => {
@@ -1161,6 +1169,7 @@ mod tests {
         assert_eq!(
             Failure::TimedOut {
                 after: Duration::from_secs(10),
+                as_task: false,
             }
             .to_string(),
             "timed out after 10 s: it may be stuck in a loop, or waiting for something that \

@@ -67,7 +67,7 @@ pub fn parse_bytes(what: &str, text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{what} `{text}` is too large"))
 }
 
-/// "10 s" -> 10 seconds; units ms, s, m (or min).
+/// "10 s" -> 10 seconds; units ms, s, m (or min), h.
 pub fn parse_duration(what: &str, text: &str) -> Result<Duration, String> {
     let (number, unit) = split_number(text);
     let number: u64 = number
@@ -77,7 +77,10 @@ pub fn parse_duration(what: &str, text: &str) -> Result<Duration, String> {
         "ms" => Ok(Duration::from_millis(number)),
         "s" => Ok(Duration::from_secs(number)),
         "m" | "min" => Ok(Duration::from_secs(number.saturating_mul(60))),
-        other => Err(format!("{what}: unknown unit `{other}` (use ms, s or m)")),
+        "h" => Ok(Duration::from_secs(number.saturating_mul(3600))),
+        other => Err(format!(
+            "{what}: unknown unit `{other}` (use ms, s, m or h)"
+        )),
     }
 }
 
@@ -105,6 +108,10 @@ mod tests {
         assert_eq!(group_digits(1_000_000_000), "1,000,000,000");
         assert_eq!(parse_bytes("memory", "64 MiB"), Ok(64 << 20));
         assert_eq!(parse_bytes("memory", "1_000"), Ok(1000));
+        assert_eq!(
+            parse_duration("task-ttl", "24 h"),
+            Ok(Duration::from_secs(24 * 3600))
+        );
         assert!(
             parse_bytes("memory", "64 MB")
                 .unwrap_err()
