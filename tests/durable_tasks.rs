@@ -530,3 +530,54 @@ fn listen_streams_hear_of_the_tasks_they_name_on_any_replica() {
         "computed there after 1.5 s"
     );
 }
+
+/// A client that creates tasks in a loop and never asks for them holds the
+/// server to its bounds: expired tasks are deleted as it goes (a sweep
+/// after every thousand created), so the store keeps about as many as the
+/// TTL spans, and the server's memory stays small.
+#[test]
+fn tasks_created_in_a_loop_and_never_polled_leave_the_store_and_memory_bounded() {
+    const CREATED: usize = 2500;
+    let folder = support::folder_with(&[("conformance.wasm", &support::fixture("conformance"))]);
+    std::fs::write(
+        folder.path().join("conformance.toml"),
+        "[limits]\ntask-after = \"0 s\"\ntask-ttl = \"1 s\"\nconcurrency = 64\n\n[state]\nbuckets = [\"default\"]\n",
+    )
+    .unwrap();
+    let store = format!("sqlite:{}", folder.path().join("state.sqlite").display());
+    let server = serve(folder.path(), &store);
+    let mut client = TaskClient::of(&server);
+    let started = Instant::now();
+    for n in 0..CREATED {
+        let answer = client.request(
+            "tools/call",
+            json!({ "name": "slow_compute", "arguments": { "seconds": 0.02, "label": n.to_string() } }),
+        );
+        assert_eq!(answer["result"]["resultType"], "task", "call {n}: {answer}");
+    }
+    let took = started.elapsed();
+    // What the store holds: each kept task is a record and an index entry.
+    let listed = listed_tasks(folder.path(), &store);
+    let keys: u64 = listed
+        .lines()
+        .last()
+        .and_then(|line| line.split(": ").nth(1))
+        .and_then(|usage| usage.split(' ').next())
+        .and_then(|keys| keys.parse().ok())
+        .unwrap_or_else(|| panic!("no usage line:\n{listed}"));
+    let kept = keys / 2;
+    // At most the tasks of the last sweep's span: a thousand created, and
+    // those still inside their TTL (about a second's worth).
+    let per_second = CREATED as f64 / took.as_secs_f64();
+    let bound = 1000 + (2.0 * per_second) as u64;
+    assert!(
+        kept <= bound.min(CREATED as u64 - 1),
+        "{kept} of {CREATED} tasks kept (created {per_second:.0}/s; bound {bound})"
+    );
+    let peak = server.server.peak_rss_bytes();
+    assert!(peak < 512 << 20, "peak RSS {} MiB", peak >> 20);
+    eprintln!(
+        "{CREATED} tasks in {took:?}: {kept} kept, peak RSS {} MiB",
+        peak >> 20
+    );
+}

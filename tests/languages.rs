@@ -373,6 +373,10 @@ fn no_manifest_applies_so_every_plugin_runs_under_the_default_limits() {
             ),
             "{report}"
         );
+        assert!(
+            report.contains("as a task after 2 s, for up to 900 s, kept 3600 s"),
+            "{report}"
+        );
     }
 }
 

@@ -60,7 +60,7 @@ pub fn authority_lines(manifest: &Manifest) -> Vec<String> {
 pub fn limits_line(manifest: &Manifest) -> String {
     let limits = &manifest.limits;
     format!(
-        "fuel {}, memory {}, timeout {}, input wait {}, output {}, {} concurrent calls, {} calls/s per tool (burst {})",
+        "fuel {}, memory {}, timeout {}, input wait {}, output {}, {} concurrent calls, {} calls/s per tool (burst {}); as a task after {}, for up to {}, kept {}",
         group_digits(limits.fuel),
         human_bytes(limits.memory_bytes),
         human_duration(limits.timeout),
@@ -68,7 +68,10 @@ pub fn limits_line(manifest: &Manifest) -> String {
         human_bytes(limits.output_bytes),
         limits.concurrency,
         limits.rate,
-        limits.burst
+        limits.burst,
+        human_duration(limits.task.after),
+        human_duration(limits.task_timeout),
+        human_duration(limits.task.ttl),
     )
 }
 

@@ -15,7 +15,9 @@
 //! reads as `failed`, saying so.
 //!
 //! Bounds: at most [`MAX_KEPT`] tasks are kept (expired ones are swept out
-//! every [`SWEEP_EVERY`]; past the bound a call simply stays a call), a
+//! every [`SWEEP_EVERY`], and after every [`SWEEP_AFTER_CREATED`] tasks
+//! created, so that a client creating tasks in a loop meets expired ones
+//! deleted as it goes; past the bound a call simply stays a call), a
 //! result is held only up to [`MAX_RESULT_BYTES`], and an input request key
 //! is unique over a task's life.
 
@@ -49,6 +51,8 @@ pub const POLL_INTERVAL: Duration = Duration::from_millis(1000);
 pub const MAX_KEPT: u64 = 10_000;
 /// How often expired tasks are deleted.
 pub const SWEEP_EVERY: Duration = Duration::from_secs(60);
+/// Tasks created between two sweeps at most.
+pub const SWEEP_AFTER_CREATED: u64 = 1000;
 /// The largest result a task holds (a call's result is bounded by its
 /// plugin's `output` limit before; this bounds it as JSON).
 pub const MAX_RESULT_BYTES: usize = 16 << 20;
@@ -69,6 +73,10 @@ pub struct Tasks {
     running: Mutex<HashMap<String, Arc<Running>>>,
     /// Tasks kept: as the last sweep counted, plus those created since.
     kept: AtomicU64,
+    /// The most tasks kept ([`MAX_KEPT`]).
+    max_kept: u64,
+    /// Tasks created since the last sweep began.
+    created_since_sweep: AtomicU64,
     /// The sweeper has been started (on the first task).
     sweeping: AtomicBool,
     /// The id of each task run here whose record was just stored: what
@@ -143,9 +151,17 @@ impl Tasks {
             boot: random_id(),
             running: Mutex::new(HashMap::new()),
             kept: AtomicU64::new(0),
+            max_kept: MAX_KEPT,
+            created_since_sweep: AtomicU64::new(0),
             sweeping: AtomicBool::new(false),
             changes: tokio::sync::broadcast::Sender::new(CHANGES_BUFFERED),
         }
+    }
+
+    /// The table, keeping at most `max_kept` tasks (for tests of the bound).
+    pub fn with_max_kept(mut self, max_kept: u64) -> Tasks {
+        self.max_kept = max_kept;
+        self
     }
 
     /// Stores a new task for a call of `tool` that `owner` made, and
@@ -158,15 +174,20 @@ impl Tasks {
         policy: TaskPolicy,
     ) -> Option<Arc<Running>> {
         self.start_sweeping();
-        if self.kept.load(Ordering::Relaxed) >= MAX_KEPT {
+        if self.kept.load(Ordering::Relaxed) >= self.max_kept {
             // Count again: some may have expired since the last sweep.
             self.sweep().await;
-            if self.kept.load(Ordering::Relaxed) >= MAX_KEPT {
+            if self.kept.load(Ordering::Relaxed) >= self.max_kept {
                 tracing::warn!(
-                    "{MAX_KEPT} tasks are kept already: a call of `{tool}` is served without one"
+                    "{} tasks are kept already: a call of `{tool}` is served without one",
+                    self.max_kept
                 );
                 return None;
             }
+        }
+        if self.created_since_sweep.fetch_add(1, Ordering::Relaxed) + 1 >= SWEEP_AFTER_CREATED {
+            let tasks = self.clone();
+            tokio::spawn(async move { tasks.sweep().await });
         }
         let now = now_ms();
         let record = TaskRecord {
@@ -449,6 +470,7 @@ impl Tasks {
     }
 
     async fn sweep(&self) {
+        self.created_since_sweep.store(0, Ordering::Relaxed);
         match self.store.sweep(now_ms()).await {
             Ok(kept) => self.kept.store(kept, Ordering::Relaxed),
             Err(err) => tracing::warn!("sweeping expired tasks failed: {err}"),
@@ -724,5 +746,30 @@ async fn ask_in_task(
         }
         // Answers from another replica arrive at the runner's heartbeat.
         running.delivered.notified().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn no_more_tasks_are_kept_than_the_bound_until_some_expire() {
+        let tasks = Arc::new(Tasks::default().with_max_kept(2));
+        let short = TaskPolicy {
+            after: Duration::ZERO,
+            ttl: Duration::from_millis(300),
+        };
+        assert!(tasks.create("a", "", short).await.is_some());
+        assert!(tasks.create("b", "", short).await.is_some());
+        assert!(
+            tasks.create("c", "", short).await.is_none(),
+            "past the bound"
+        );
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        // The two have expired: the bound counts again, and has room.
+        let kept = tasks.create("d", "", short).await.expect("room again");
+        assert!(tasks.get(kept.id(), "").await.is_ok());
+        assert!(tasks.get(kept.id(), "someone else").await.is_err());
     }
 }
