@@ -16,7 +16,7 @@
 //! Environment: `CALLS_SEQUENTIAL` (default 2000 calls), `CALLS_PIPELINED`
 //! (default 4000 calls), `CALLS_RUNS` (startup and reload runs, default 7;
 //! at most 3 for the slow 20-plugin cold start), `CALLS_SECTIONS` (a comma
-//! list of `calls`, `budgets`, `languages`, `state`, `startup`, `reload`, `fuel`, `wake`; default
+//! list of `calls`, `budgets`, `languages`, `state`, `tasks`, `startup`, `reload`, `fuel`, `wake`; default
 //! all of them; the floors always run), `CALLS_WRAP` (a command the server runs under, such
 //! as a script that starts `perf record -- "$@"`, for profiling), `CALLS_GAP_US`
 //! (a sleep before each in-process call, floor included: how much slower a
@@ -554,6 +554,101 @@ fn state(sequential_calls: usize, log: &Path) {
             ratio(&increment)
         );
     }
+    println!();
+}
+
+/// A tool that works 1 ms (the conformance fixture's `slow_compute`),
+/// called `calls` times as a plain stateless call and as many times as a
+/// task (its manifest makes every call of a client that takes tasks one):
+/// created, then polled with `tasks/get` at once until it completed, the
+/// task's records in a SQLite store as `serve` keeps them by default.
+fn tasks(calls: usize, log: &Path) {
+    println!(
+        "== tasks: slow_compute (1 ms) as a plain stateless call, and as a task created and polled to completion"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        support::fixture("conformance"),
+        dir.path().join("conformance.wasm"),
+    )
+    .unwrap();
+    support::write_file(
+        dir.path(),
+        "conformance.toml",
+        "[limits]\ntask-after = \"0 s\"\nrate = 1000000\n\n[state]\nbuckets = [\"default\"]\n",
+    );
+    let files = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", files.path().join("state.sqlite").display());
+    let cache = tempfile::tempdir().unwrap();
+    let mut server = corral_client(
+        dir.path(),
+        &[
+            "--global-rate",
+            "1000000",
+            "--cache-dir",
+            cache.path().to_str().unwrap(),
+            "--state",
+            &store,
+        ],
+        log,
+    );
+    let meta = |takes_tasks: bool| {
+        let capabilities = if takes_tasks {
+            json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } })
+        } else {
+            json!({})
+        };
+        json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": capabilities,
+        })
+    };
+    let call = |takes_tasks: bool| {
+        json!({
+            "name": "slow_compute",
+            "arguments": { "seconds": 0.001 },
+            "_meta": meta(takes_tasks),
+        })
+    };
+    // Loaded (and compiled) before anything is timed.
+    server.result("tools/call", &call(false));
+    let started = Instant::now();
+    let mut samples = Vec::with_capacity(calls);
+    for _ in 0..calls {
+        let began = Instant::now();
+        let result = server.result("tools/call", &call(false));
+        assert_eq!(result["resultType"], "complete", "{result}");
+        samples.push(began.elapsed());
+    }
+    let plain = Latencies::new(samples, started.elapsed());
+    let started = Instant::now();
+    let mut samples = Vec::with_capacity(calls);
+    let mut polls = 0;
+    for _ in 0..calls {
+        let began = Instant::now();
+        let created = server.result("tools/call", &call(true));
+        assert_eq!(created["resultType"], "task", "{created}");
+        let get = json!({ "taskId": created["taskId"], "_meta": meta(true) });
+        loop {
+            polls += 1;
+            let task = server.result("tasks/get", &get);
+            match task["status"].as_str() {
+                Some("completed") => break,
+                Some("working") => {}
+                _ => panic!("{task}"),
+            }
+        }
+        samples.push(began.elapsed());
+    }
+    let task = Latencies::new(samples, started.elapsed());
+    println!("{}", plain.line("plain stateless tools/call"));
+    println!("{}", task.line("as a task: create + poll to completed"));
+    println!(
+        "{:<44} {:.2}x the plain call, {:.1} tasks/get per task",
+        "  p50",
+        task.p50().as_secs_f64() / plain.p50().as_secs_f64(),
+        polls as f64 / calls as f64
+    );
     println!();
 }
 
@@ -1149,6 +1244,10 @@ fn main() {
 
     if wants("state") {
         state(sequential_calls, &log);
+    }
+
+    if wants("tasks") {
+        tasks(sequential_calls / 4, &log);
     }
 
     // Startup.

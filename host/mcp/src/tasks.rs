@@ -359,27 +359,36 @@ impl Tasks {
     /// reads `failed`.
     pub async fn get(&self, id: &str, owner: &str) -> Result<TaskRecord, RpcError> {
         let not_found = || RpcError::invalid_params("Failed to retrieve task: Task not found");
-        let record = self
-            .store
-            .load(id)
-            .await
-            .map_err(|err| internal(&format!("the task store failed: {err}")))?
-            .filter(|record| record.owner == owner && record.expires_ms() >= now_ms())
-            .ok_or_else(not_found)?;
+        let load = || async {
+            self.store
+                .load(id)
+                .await
+                .map_err(|err| internal(&format!("the task store failed: {err}")))
+                .map(|record| {
+                    record.filter(|record| record.owner == owner && record.expires_ms() >= now_ms())
+                })
+        };
+        let record = load().await?.ok_or_else(not_found)?;
         if record.status.is_terminal() || !self.runner_gone(&record) {
             return Ok(record);
         }
+        // A runner of this process stores its task's end before it leaves
+        // the table: one that left since the record was read has ended.
+        if record.runner == self.boot
+            && let Some(ended) = load().await?
+            && ended.status.is_terminal()
+        {
+            return Ok(ended);
+        }
+        // Not stored: a runner whose heartbeat was only late (a slow store)
+        // goes on writing its task, and every reader tells the same from the
+        // same heartbeat.
         let mut failed = record;
         let message = "the server running this task stopped (it was restarted or shut down) before the task finished; call the tool again".to_owned();
         failed.status = TaskStatus::Failed;
         failed.error = Some(error_json(&internal(&message)));
         failed.status_message = Some(message);
         failed.input_requests.clear();
-        failed.updated_ms = now_ms();
-        // Stored, so that every replica reads it the same from now on.
-        if let Err(err) = self.store.save(&failed).await {
-            tracing::warn!("task {id}: {err}");
-        }
         Ok(failed)
     }
 

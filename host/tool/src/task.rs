@@ -78,7 +78,8 @@ pub struct TaskPolicy {
     /// A call still running this long after it started is answered with a
     /// task (zero: at once).
     pub after: Duration,
-    /// How long a task's record is kept from its creation.
+    /// How long a task's record is kept after it was last stored (so a
+    /// running task never expires).
     pub ttl: Duration,
 }
 

@@ -152,10 +152,15 @@ impl<H: ToolHost> Session<H> {
         let called = name.clone();
         let mut running_call: CallFuture =
             Box::pin(async move { host.call(&called, arguments, context).await });
-        let finished = tokio::select! {
-            biased;
-            output = &mut running_call => Some(output),
-            () = tokio::time::sleep(policy.after) => None,
+        // A task-after of zero makes the call a task before it starts.
+        let finished = if policy.after.is_zero() {
+            None
+        } else {
+            tokio::select! {
+                biased;
+                output = &mut running_call => Some(output),
+                () = tokio::time::sleep(policy.after) => None,
+            }
         };
         let output = match finished {
             Some(output) => output,
