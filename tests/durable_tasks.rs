@@ -18,11 +18,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use http::{HttpServer, STATELESS, stateless_request};
+use http::{HttpServer, STATELESS, declaring_tasks, stateless_request};
 use redis::RedisServer;
 use support::conformance_folder;
-
-const TASKS: &str = "io.modelcontextprotocol/tasks";
 
 /// A client of one server that declares the tasks extension on every
 /// request.
@@ -39,22 +37,10 @@ impl TaskClient {
 
     /// A stateless request declaring the extension, with its routing
     /// headers; the whole answer (`result` or `error`).
-    fn request(&mut self, method: &str, mut params: Value) -> Value {
-        params["_meta"] = json!({
-            "io.modelcontextprotocol/clientCapabilities": {
-                "elicitation": {},
-                "extensions": { TASKS: {} },
-            },
-        });
-        let id = self.client.id();
-        let message = stateless_request(id, method, params);
-        let name = http::stateless_name(&message);
-        let mut headers = vec![("MCP-Protocol-Version", STATELESS), ("Mcp-Method", method)];
-        if let Some(name) = &name {
-            headers.push(("Mcp-Name", name));
-        }
-        let response = self.client.post(&message, &headers);
-        response.answer()
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.client
+            .stateless(method, declaring_tasks(params))
+            .answer()
     }
 
     /// Calls `tool`, which must become a task; its id.
@@ -438,24 +424,10 @@ fn listen_streams_hear_of_the_tasks_they_name_on_any_replica() {
     let there = on_a.start("slow_compute", json!({ "seconds": 1.5, "label": "there" }));
 
     let listen = |server: &HttpServer, ids: &[&str], id: i64| {
-        let params = json!({
-            "notifications": { "taskIds": ids },
-            "_meta": {
-                "io.modelcontextprotocol/clientCapabilities": { "extensions": { TASKS: {} } },
-            },
-        });
-        let body =
-            serde_json::to_vec(&stateless_request(id, "subscriptions/listen", params)).unwrap();
-        server.client().open_stream(
-            "POST",
-            &[
-                ("Content-Type", "application/json"),
-                ("Accept", "application/json, text/event-stream"),
-                ("MCP-Protocol-Version", STATELESS),
-                ("Mcp-Method", "subscriptions/listen"),
-            ],
-            &body,
-        )
+        let params = declaring_tasks(json!({ "notifications": { "taskIds": ids } }));
+        server
+            .client()
+            .open_listen(&stateless_request(id, "subscriptions/listen", params))
     };
     // Without the extension declared, no task is told of.
     let refused = b.client().post(

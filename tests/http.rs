@@ -246,17 +246,7 @@ fn list_changes_reach_get_streams_and_listen_streams() {
         "subscriptions/listen",
         json!({ "notifications": { "toolsListChanged": true } }),
     );
-    let body = serde_json::to_vec(&listen).unwrap();
-    let (status, _, mut listening) = legacy.open_stream(
-        "POST",
-        &[
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
-            ("MCP-Protocol-Version", STATELESS),
-            ("Mcp-Method", "subscriptions/listen"),
-        ],
-        &body,
-    );
+    let (status, _, mut listening) = legacy.open_listen(&listen);
     assert_eq!(status, 200);
     let ack = listening.next_within(QUICK).expect("an acknowledgement");
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
@@ -506,19 +496,12 @@ fn shutdown_finishes_calls_in_flight_and_ends_streams() {
     let mut server = HttpServer::start(folder.path(), &[]);
     let client = server.client();
 
-    let listen = serde_json::to_vec(&stateless_request(
+    let listen = stateless_request(
         1,
         "subscriptions/listen",
         json!({ "notifications": { "toolsListChanged": true } }),
-    ))
-    .unwrap();
-    let stream_headers = [
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-        ("MCP-Protocol-Version", STATELESS),
-        ("Mcp-Method", "subscriptions/listen"),
-    ];
-    let (_, _, mut listening) = client.open_stream("POST", &stream_headers, &listen);
+    );
+    let (_, _, mut listening) = client.open_listen(&listen);
     assert!(listening.next_within(QUICK).is_some(), "no acknowledgement");
 
     let addr = server.addr;

@@ -371,14 +371,8 @@ fn two_replicas_count_together_in_one_redis() {
 
 /// A stateless request declaring the tasks extension, through `client`;
 /// the answer and the replica that gave it.
-fn task_request(client: &mut Client, method: &str, mut params: Value) -> (Value, String) {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/clientCapabilities": {
-            "elicitation": {},
-            "extensions": { "io.modelcontextprotocol/tasks": {} },
-        },
-    });
-    let response = client.stateless(method, params);
+fn task_request(client: &mut Client, method: &str, params: Value) -> (Value, String) {
+    let response = client.stateless(method, http::declaring_tasks(params));
     assert_eq!(response.status, 200, "{}", response.text());
     let replica = response.header("x-corral-replica").unwrap().to_string();
     (response.answer(), replica)

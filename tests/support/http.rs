@@ -316,6 +316,22 @@ impl Client {
         )
     }
 
+    /// Opens a `subscriptions/listen` stream (2026-07-28) for `request`, a
+    /// stateless request message, whose SSE events are read one by one.
+    pub fn open_listen(&self, request: &Value) -> (u16, Vec<(String, String)>, EventStream) {
+        let body = serde_json::to_vec(request).unwrap();
+        self.open_stream(
+            "POST",
+            &[
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+                ("MCP-Protocol-Version", STATELESS),
+                ("Mcp-Method", "subscriptions/listen"),
+            ],
+            &body,
+        )
+    }
+
     /// Opens a streaming request (POST or GET) whose SSE events are read
     /// one by one.
     pub fn open_stream(
@@ -360,6 +376,19 @@ pub fn stateless_request(id: i64, method: &str, mut params: Value) -> Value {
         meta[capabilities] = json!({});
     }
     json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
+}
+
+/// `params` whose `_meta` declares the tasks extension
+/// (`io.modelcontextprotocol/tasks`) and form elicitation, as a client that
+/// takes tasks sends every request.
+pub fn declaring_tasks(mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/clientCapabilities": {
+            "elicitation": {},
+            "extensions": { "io.modelcontextprotocol/tasks": {} },
+        },
+    });
+    params
 }
 
 /// The Mcp-Name header value of a stateless request, when its method has one.
