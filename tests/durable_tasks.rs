@@ -354,7 +354,8 @@ fn a_2025_session_asks_for_its_tasks_and_sees_only_its_own() {
 
 /// A 2025-11-25 task that asks the user waits in `input_required` until the
 /// client calls `tasks/result`, which carries the question (marked with
-/// the task) and brings the answer back.
+/// the task) and brings the answer back; the session is told of each
+/// change of its status.
 #[test]
 fn a_2025_task_asks_through_tasks_result() {
     let folder = conformance_folder("");
@@ -388,7 +389,13 @@ fn a_2025_task_asks_through_tasks_result() {
         std::thread::sleep(Duration::from_millis(100));
     }
     let waiting = server.send_request("tasks/result", json!({ "taskId": id }));
-    let asked = server.recv();
+    let asked = loop {
+        let message = server.recv();
+        if message.get("id").is_some() {
+            break message;
+        }
+        server.notifications.push(message);
+    };
     assert_eq!(asked["method"], "elicitation/create", "{asked}");
     assert_eq!(
         asked["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
@@ -406,6 +413,29 @@ fn a_2025_task_asks_through_tasks_result() {
         result["result"]["content"][0]["text"], "Deleted near.txt.",
         "{result}"
     );
+    // Each change of its status was told (notifications/tasks/status).
+    let mut told: Vec<Value> = support::take(&mut server, "notifications/tasks/status")
+        .into_iter()
+        .map(|told| told["params"].clone())
+        .collect();
+    while told.last().is_none_or(|task| task["status"] != "completed") {
+        told.push(
+            support::expect_notification(&mut server, "notifications/tasks/status")["params"]
+                .clone(),
+        );
+    }
+    // (Back to working in between, unless it ended before that was told.)
+    let statuses: Vec<&Value> = told.iter().map(|task| &task["status"]).collect();
+    assert_eq!(
+        statuses.first().copied(),
+        Some(&json!("input_required")),
+        "{told:?}"
+    );
+    assert!(
+        statuses.windows(2).all(|pair| pair[0] != pair[1]),
+        "{told:?}"
+    );
+    assert!(told.iter().all(|task| task["taskId"] == id.as_str()));
 }
 
 /// A listen stream asked for `taskIds` hears each change of those tasks
@@ -560,4 +590,62 @@ fn tasks_created_in_a_loop_and_never_polled_leave_the_store_and_memory_bounded()
         "{created} tasks in {took:?}: {kept} kept, peak RSS {} MiB",
         peak >> 20
     );
+}
+
+/// A plugin runs at most 64 calls as tasks at once, whatever its
+/// `concurrency`: the tasks past that end at once with a tool error that
+/// says so, and one cancelled makes room.
+#[test]
+fn a_plugin_runs_at_most_64_tasks_at_once() {
+    const STARTED: usize = 70;
+    let folder = support::folder_with(&[("conformance.wasm", &support::fixture("conformance"))]);
+    std::fs::write(
+        folder.path().join("conformance.toml"),
+        "[limits]\ntask-after = \"0 s\"\nconcurrency = 100\n\n[state]\nbuckets = [\"default\"]\n",
+    )
+    .unwrap();
+    let store = format!("sqlite:{}", folder.path().join("state.sqlite").display());
+    let server = serve(folder.path(), &store);
+    let mut client = TaskClient::of(&server);
+    let started: Vec<String> = (0..STARTED)
+        .map(|_| client.start("slow_compute", json!({ "seconds": 600 })))
+        .collect();
+    // Which ones got to run depends on the order their runners started in:
+    // 64 of them, whichever.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (working, refused) = loop {
+        let (mut working, mut refused) = (Vec::new(), Vec::new());
+        for id in &started {
+            let task = client.get(id)["result"].clone();
+            match task["status"].as_str() {
+                Some("working") => working.push(id.clone()),
+                Some("completed") => refused.push(task),
+                _ => panic!("{task}"),
+            }
+        }
+        if refused.len() == STARTED - 64 || Instant::now() > deadline {
+            break (working, refused);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(working.len(), 64, "{refused:?}");
+    for task in &refused {
+        assert_eq!(task["result"]["isError"], true, "{task}");
+        let text = task["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains("64 calls of plugin `conformance` are running as tasks already"),
+            "{text}"
+        );
+    }
+    client.request("tasks/cancel", json!({ "taskId": working[0] }));
+    client.until_status(&working[0], "cancelled");
+    let room = client.start("slow_compute", json!({ "seconds": 0.2, "label": "room" }));
+    let done = client.until_status(&room, "completed");
+    assert_eq!(
+        done["result"]["content"][0]["text"],
+        "computed room after 0.2 s"
+    );
+    for id in &working[1..] {
+        client.request("tasks/cancel", json!({ "taskId": id }));
+    }
 }

@@ -68,10 +68,18 @@ pub struct Plugin {
     /// Permits for calls running at once, shared with the versions
     /// [`Plugin::relist`] makes: a re-list does not reset the limit.
     running: Arc<tokio::sync::Semaphore>,
+    /// Permits for calls that may run as tasks ([`MAX_TASKS_RUNNING`]),
+    /// shared as `running` is: a task holds an instance for up to its
+    /// `task-timeout`, whatever the client does meanwhile.
+    tasks: Arc<tokio::sync::Semaphore>,
     /// Room for calls waiting for their clients at once (half of the
     /// permits): a waiting call holds its permit all along.
     waiting: Arc<WaitingCalls>,
 }
+
+/// The most calls of one plugin that may run as tasks at once (its
+/// `concurrency` bounds them too).
+pub const MAX_TASKS_RUNNING: usize = 64;
 
 impl std::fmt::Debug for Plugin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -179,6 +187,7 @@ impl Plugin {
             prompts,
             buckets,
             running: Arc::new(tokio::sync::Semaphore::new(limits.concurrency as usize)),
+            tasks: Arc::new(tokio::sync::Semaphore::new(MAX_TASKS_RUNNING)),
             waiting: WaitingCalls::for_concurrency(limits.concurrency),
         })
     }
@@ -220,6 +229,7 @@ impl Plugin {
             prompts,
             buckets,
             running: self.running.clone(),
+            tasks: self.tasks.clone(),
             waiting: self.waiting.clone(),
         })
     }
@@ -834,6 +844,22 @@ impl Plugin {
         let _permit = match self.admit(index, name) {
             Ok(permit) => permit,
             Err(refusal) => return CallRecord::refused(refusal, arguments),
+        };
+        let _task_permit = match context.as_task {
+            false => None,
+            true => match self.tasks.clone().try_acquire_owned() {
+                Ok(permit) => Some(permit),
+                Err(_) => {
+                    let refusal = Refusal {
+                        message: format!(
+                            "Tool `{name}` refused: {MAX_TASKS_RUNNING} calls of plugin `{}` are running as tasks already; retry when one ends (or cancel one)",
+                            self.name
+                        ),
+                        outcome: Outcome::Refused("task-limit"),
+                    };
+                    return CallRecord::refused(refusal, arguments);
+                }
+            },
         };
         let budget = limits.validation_units;
         let heavy = self.sandbox.heavy_validations();

@@ -45,7 +45,7 @@ use crate::client::stateless::MISSING_REQUIRED_CLIENT_CAPABILITY;
 use crate::client::{Declared, Subject};
 use crate::jsonrpc::{self, RpcError};
 use crate::shape;
-use crate::tasks::{CallFuture, Detachable};
+use crate::tasks::{CallFuture, Detachable, Tasks};
 use crate::{Revision, ToolHost};
 use corral_tool::{
     CallContext, InputKind, InputRequest, LogLevel, TASKS_EXTENSION, TaskPolicy, TaskRecord,
@@ -454,6 +454,15 @@ impl<H: ToolHost> Session<H> {
         let host = self.host.clone();
         let call: CallFuture = Box::pin(async move { host.call(&name, arguments, context).await });
         let created = running.record();
+        // Status notifications follow from the first change on: told to
+        // the session's own outbox, as its progress is.
+        tokio::spawn(tell_status(
+            tasks.clone(),
+            tasks.changes(),
+            created.id.clone(),
+            self.owner.clone(),
+            self.notify.clone(),
+        ));
         tasks.spawn(running, call, revision);
         Ok(json!({ "task": legacy_task_json(&created) }))
     }
@@ -590,6 +599,40 @@ impl<H: ToolHost> Session<H> {
             result["nextCursor"] = (start + LIST_PAGE).to_string().into();
         }
         Ok(result)
+    }
+}
+
+/// 2025-11-25's `notifications/tasks/status`: the task `id` (run here)
+/// told to `notify` at each change of its status, until it ends. `changes`
+/// is subscribed before the task starts, so that no change is missed.
+async fn tell_status(
+    tasks: Arc<Tasks>,
+    mut changes: tokio::sync::broadcast::Receiver<String>,
+    id: String,
+    owner: String,
+    notify: Outbox,
+) {
+    let mut told = TaskStatus::Working;
+    loop {
+        match changes.recv().await {
+            Ok(changed) if changed != id => continue,
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            // This task changed, or changes were missed: look.
+            _ => {}
+        }
+        let Ok(record) = tasks.get(&id, &owner).await else {
+            return;
+        };
+        if record.status != told {
+            told = record.status;
+            notify(jsonrpc::notification(
+                "notifications/tasks/status",
+                Some(legacy_task_json(&record)),
+            ));
+        }
+        if record.status.is_terminal() {
+            return;
+        }
     }
 }
 
