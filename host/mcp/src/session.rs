@@ -104,7 +104,7 @@ use host_events::follow_host;
 use offered::{is_offered_method, offers_method, read_error};
 use paging::{cacheable, list_page};
 use stateless::{Era, Listener};
-use tools::{ToolCall, event_sink, unknown_tool};
+use tools::{ToolCall, event_sink};
 
 /// Settings of the protocol layer.
 #[derive(Debug, Clone)]

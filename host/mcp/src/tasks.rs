@@ -114,9 +114,6 @@ pub struct Running {
     delivered: Notify,
     /// Every input request key the task has used.
     keys: Mutex<HashSet<String>>,
-    /// Counts the record's stored versions, for those waiting for a change
-    /// (a legacy `tasks/result`).
-    version: tokio::sync::watch::Sender<u64>,
     /// What the record said when it was last stored.
     stored: Mutex<Told>,
     /// How long the task is kept after its last change (its plugin's
@@ -214,7 +211,6 @@ impl Tasks {
             inbox: Mutex::new(Map::new()),
             delivered: Notify::new(),
             keys: Mutex::new(HashSet::new()),
-            version: tokio::sync::watch::Sender::new(0),
             stored: Mutex::new(Told::of(&record)),
             kept_for_ms: record.ttl_ms,
         });
@@ -330,28 +326,16 @@ impl Tasks {
             tracing::warn!("task {}: could not store its state: {err}", record.id);
         }
         if changed {
-            running.version.send_modify(|version| *version += 1);
             let _ = self.changes.send(record.id);
         }
     }
 
     /// Tells of each change to a task run here (its id); a receiver that
     /// falls behind is told it lagged, and should look at all it watches.
+    /// Subscribe before looking at a task, and [`next_change`] misses
+    /// nothing after that look.
     pub fn changes(&self) -> tokio::sync::broadcast::Receiver<String> {
         self.changes.subscribe()
-    }
-
-    /// Waits until task `id` may have changed: its next stored version when
-    /// it runs here, else (it runs elsewhere, or ended) `at_most`.
-    pub async fn changed(&self, id: &str, at_most: Duration) {
-        let local = self.running.lock().unwrap().get(id).cloned();
-        match local {
-            Some(running) => {
-                let mut version = running.version.subscribe();
-                let _ = tokio::time::timeout(at_most, version.changed()).await;
-            }
-            None => tokio::time::sleep(at_most).await,
-        }
     }
 
     /// Task `id` as `owner` may see it: not found (-32602) when it is not
@@ -419,18 +403,8 @@ impl Tasks {
         let local = self.running.lock().unwrap().get(id).cloned();
         match local {
             Some(running) => {
-                // The answered requests are outstanding no more as soon as
-                // this is acknowledged: a `tasks/get` right after shows
-                // only the others.
-                {
-                    let mut record = running.record.lock().unwrap();
-                    for key in answers.keys() {
-                        record.input_requests.remove(key);
-                    }
-                    if record.input_requests.is_empty() {
-                        record.status = TaskStatus::Working;
-                    }
-                }
+                // Stored before this is acknowledged: a `tasks/get` right
+                // after shows only the requests still outstanding.
                 running.deliver(answers);
                 self.save(&running).await;
             }
@@ -497,9 +471,21 @@ impl Running {
         self.record.lock().unwrap().clone()
     }
 
-    /// Answers for the ask that waits, by wire key.
+    /// Takes in answers (by wire key) to the requests outstanding, for
+    /// the ask that waits: those are outstanding no more, and the task is
+    /// working again once none is. Others are ignored. The caller stores
+    /// the record.
     fn deliver(&self, answers: Map<String, Value>) {
-        self.inbox.lock().unwrap().extend(answers);
+        let mut record = self.record.lock().unwrap();
+        let mut inbox = self.inbox.lock().unwrap();
+        for (key, answer) in answers {
+            if answer.is_object() && record.input_requests.remove(&key).is_some() {
+                inbox.insert(key, answer);
+            }
+        }
+        if record.status == TaskStatus::InputRequired && record.input_requests.is_empty() {
+            record.status = TaskStatus::Working;
+        }
         self.delivered.notify_one();
     }
 
@@ -508,6 +494,34 @@ impl Running {
     pub fn progress(&self, message: &str) {
         let message: String = message.chars().take(MAX_STATUS_MESSAGE_CHARS).collect();
         self.record.lock().unwrap().status_message = Some(message);
+    }
+}
+
+/// Waits until one of the tasks `watched` holds may have changed: a change
+/// told on `changes` (a task run here), changes missed (the receiver fell
+/// behind), or, when `at_most` is given, that long (a task run on another
+/// replica changes unseen).
+pub async fn next_change(
+    changes: &mut tokio::sync::broadcast::Receiver<String>,
+    watched: impl Fn(&str) -> bool,
+    at_most: Option<Duration>,
+) {
+    let told = async {
+        loop {
+            match changes.recv().await {
+                Ok(id) if !watched(&id) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                    std::future::pending::<()>().await;
+                }
+                _ => return,
+            }
+        }
+    };
+    match at_most {
+        Some(at_most) => {
+            let _ = tokio::time::timeout(at_most, told).await;
+        }
+        None => told.await,
     }
 }
 
@@ -723,37 +737,23 @@ async fn ask_in_task(
         record.input_requests = asked;
     }
     tasks.save(&running).await;
+    // Answers come through `Running::deliver`, which also takes them off
+    // the record (and its caller stores it): from `tasks/update` here, or
+    // another replica's at the runner's heartbeat.
     let mut answers: HashMap<String, Map<String, Value>> = HashMap::new();
     loop {
         let delivered = std::mem::take(&mut *running.inbox.lock().unwrap());
-        let mut changed = false;
         for (key, answer) in delivered {
-            if !wire_keys.contains(&key) || answers.contains_key(&key) {
-                continue;
+            if let Value::Object(answer) = answer {
+                answers.insert(key, answer);
             }
-            let Value::Object(answer) = answer else {
-                continue;
-            };
-            running.record.lock().unwrap().input_requests.remove(&key);
-            answers.insert(key, answer);
-            changed = true;
         }
-        if answers.len() == wire_keys.len() {
-            {
-                let mut record = running.record.lock().unwrap();
-                record.status = TaskStatus::Working;
-                record.input_requests.clear();
-            }
-            tasks.save(&running).await;
+        if wire_keys.iter().all(|key| answers.contains_key(key)) {
             return Ok(wire_keys
                 .iter()
                 .map(|key| answers.remove(key).unwrap_or_default())
                 .collect());
         }
-        if changed {
-            tasks.save(&running).await;
-        }
-        // Answers from another replica arrive at the runner's heartbeat.
         running.delivered.notified().await;
     }
 }

@@ -213,6 +213,11 @@ impl StatelessClient {
         })
     }
 
+    /// What the request declared the client can answer.
+    pub fn declared(&self) -> Declared {
+        self.declared
+    }
+
     /// Whether the run must end here: it asked what the client must answer
     /// first (see [`StatelessClient::outcome`], which this leaves).
     pub fn ends_run(&self) -> bool {

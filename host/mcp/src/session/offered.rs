@@ -183,7 +183,7 @@ pub(super) fn read_error(error: ReadError, uri: &str, revision: Revision) -> Rpc
     }
 }
 
-/// As [`unknown_tool`], for a prompt.
+/// As `tools::unknown_tool`, for a prompt.
 pub(super) fn unknown_prompt(name: &str, served: &[corral_tool::PromptDef]) -> String {
     let hint = corral_tool::unknown_name_hint("prompt", name, served.iter().map(|p| &*p.name));
     format!("Unknown prompt: {name}{hint}")

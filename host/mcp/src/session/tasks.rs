@@ -39,13 +39,12 @@ use serde_json::{Map, Value, json};
 
 use super::{
     Arrival, LOGGING_OFF, META_CLIENT_CAPABILITIES, META_SUBSCRIPTION_ID, Session, ToolCall,
-    event_sink, unknown_tool,
 };
+use crate::client::Subject;
 use crate::client::stateless::MISSING_REQUIRED_CLIENT_CAPABILITY;
-use crate::client::{Declared, Subject};
 use crate::jsonrpc::{self, RpcError};
 use crate::shape;
-use crate::tasks::{CallFuture, Detachable, Tasks};
+use crate::tasks::{CallFuture, Detachable, Tasks, next_change};
 use crate::{Revision, ToolHost};
 use corral_tool::{
     CallContext, InputKind, InputRequest, LogLevel, TASKS_EXTENSION, TaskPolicy, TaskRecord,
@@ -130,11 +129,7 @@ impl<H: ToolHost> Session<H> {
             arguments,
             params,
         } = call;
-        let declared = params
-            .get("_meta")
-            .and_then(|meta| meta.get(META_CLIENT_CAPABILITIES))
-            .map(Declared::from_json)
-            .unwrap_or_default();
+        let declared = client.declared();
         let request_context = self.call_context(&params, &name, revision, log_level, reply, None);
         let ended_run = client.clone();
         let detachable = Detachable::new(
@@ -177,13 +172,7 @@ impl<H: ToolHost> Session<H> {
                 running_call.await
             }
         };
-        let output = output.map_err(|corral_tool::UnknownTool| {
-            RpcError::invalid_params(unknown_tool(
-                &name,
-                &self.host.tools(),
-                &self.host.not_loaded(),
-            ))
-        })?;
+        let output = output.map_err(|corral_tool::UnknownTool| self.unknown_tool_error(&name))?;
         match client.outcome() {
             Some(outcome) => outcome.into_answer(),
             None => Ok(shape::call_result_json(&output, revision)),
@@ -242,7 +231,6 @@ impl<H: ToolHost> Session<H> {
         let mut changes = tasks.changes();
         let mut watching: Vec<String> = ids;
         let mut told: HashMap<String, (TaskStatus, u64, Option<String>)> = HashMap::new();
-        let mut tick = tokio::time::interval(crate::tasks::HEARTBEAT);
         loop {
             let mut ended = Vec::new();
             for id in &watching {
@@ -273,19 +261,8 @@ impl<H: ToolHost> Session<H> {
             if watching.is_empty() {
                 return std::future::pending().await;
             }
-            // Until a watched task changes here, or the heartbeat.
-            loop {
-                tokio::select! {
-                    changed = changes.recv() => match changed {
-                        Ok(id) if !watching.contains(&id) => continue,
-                        Err(tokio::sync::broadcast::error::RecvError::Closed) => {
-                            return std::future::pending().await;
-                        }
-                        _ => break,
-                    },
-                    _ = tick.tick() => break,
-                }
-            }
+            let watched = |id: &str| watching.iter().any(|watched| watched == id);
+            next_change(&mut changes, watched, Some(crate::tasks::HEARTBEAT)).await;
         }
     }
 
@@ -299,14 +276,7 @@ impl<H: ToolHost> Session<H> {
         if !declares_tasks(params) {
             return Err(tasks_not_declared(method));
         }
-        let id = match params.get("taskId") {
-            Some(Value::String(id)) => id,
-            _ => {
-                return Err(RpcError::invalid_params(format!(
-                    "Invalid params: {method} needs `taskId`, the string a task-creating call returned"
-                )));
-            }
-        };
+        let id = task_id(method, params)?;
         let tasks = &self.options.tasks;
         match method {
             "tasks/get" => {
@@ -430,20 +400,19 @@ impl<H: ToolHost> Session<H> {
             arguments,
             params,
         } = call;
-        let progress_token = params
-            .get("_meta")
-            .and_then(|meta| meta.get("progressToken"))
-            .filter(|token| token.is_string() || token.is_number())
-            .cloned();
         // The request is answered at once: what the call reports goes to
         // the session's own outbox.
-        let sink = event_sink(
-            self.notify.clone(),
-            progress_token,
-            &name,
-            revision,
-            log_level,
-        );
+        let sink = self
+            .call_context(
+                &params,
+                &name,
+                revision,
+                log_level,
+                self.notify.clone(),
+                None,
+            )
+            .events
+            .expect("a call's context has events");
         let declared = *self.client_capabilities.lock().unwrap();
         let detachable = Detachable::in_task(tasks.clone(), running.clone(), sink, declared);
         let context = CallContext {
@@ -482,14 +451,7 @@ impl<H: ToolHost> Session<H> {
         if method == "tasks/list" {
             return self.list_tasks(params).await;
         }
-        let task = match params.get("taskId") {
-            Some(Value::String(task)) => task,
-            _ => {
-                return Err(RpcError::invalid_params(format!(
-                    "Invalid params: {method} needs `taskId`, the string a task-creating call returned"
-                )));
-            }
-        };
+        let task = task_id(method, params)?;
         match method {
             "tasks/get" => Ok(legacy_task_json(&tasks.get(task, &self.owner).await?)),
             "tasks/result" => self.task_result(task, id, arrival, reply).await,
@@ -501,6 +463,7 @@ impl<H: ToolHost> Session<H> {
                         record.status.as_str()
                     )));
                 }
+                let mut changes = tasks.changes();
                 tasks.cancel(task, &self.owner).await?;
                 // The answer states the task cancelled (or, had it ended
                 // first, as it ended).
@@ -510,7 +473,7 @@ impl<H: ToolHost> Session<H> {
                     if record.status.is_terminal() || started.elapsed() > CANCEL_WAIT {
                         return Ok(legacy_task_json(&record));
                     }
-                    tasks.changed(task, RESULT_RECHECK).await;
+                    next_change(&mut changes, |id| id == task, Some(RESULT_RECHECK)).await;
                 }
             }
         }
@@ -527,6 +490,7 @@ impl<H: ToolHost> Session<H> {
         reply: Outbox,
     ) -> Result<Value, RpcError> {
         let tasks = &self.options.tasks;
+        let mut changes = tasks.changes();
         loop {
             let record = tasks.get(task, &self.owner).await?;
             match record.status {
@@ -559,7 +523,7 @@ impl<H: ToolHost> Session<H> {
                     tasks.update(task, &self.owner, answers).await?;
                 }
                 TaskStatus::Working | TaskStatus::InputRequired => {
-                    tasks.changed(task, RESULT_RECHECK).await;
+                    next_change(&mut changes, |id| id == task, Some(RESULT_RECHECK)).await;
                 }
             }
         }
@@ -602,6 +566,16 @@ impl<H: ToolHost> Session<H> {
     }
 }
 
+/// The `taskId` a `tasks/*` request names, or -32602.
+fn task_id<'a>(method: &str, params: &'a Map<String, Value>) -> Result<&'a str, RpcError> {
+    match params.get("taskId") {
+        Some(Value::String(id)) => Ok(id),
+        _ => Err(RpcError::invalid_params(format!(
+            "Invalid params: {method} needs `taskId`, the string a task-creating call returned"
+        ))),
+    }
+}
+
 /// 2025-11-25's `notifications/tasks/status`: the task `id` (run here)
 /// told to `notify` at each change of its status, until it ends. `changes`
 /// is subscribed before the task starts, so that no change is missed.
@@ -614,12 +588,8 @@ async fn tell_status(
 ) {
     let mut told = TaskStatus::Working;
     loop {
-        match changes.recv().await {
-            Ok(changed) if changed != id => continue,
-            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-            // This task changed, or changes were missed: look.
-            _ => {}
-        }
+        // A task run here: its every change is told on `changes`.
+        next_change(&mut changes, |changed| changed == id, None).await;
         let Ok(record) = tasks.get(&id, &owner).await else {
             return;
         };

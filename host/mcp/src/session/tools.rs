@@ -40,13 +40,17 @@ impl<H: ToolHost> Session<H> {
         self.host
             .call(&name, arguments, context)
             .await
-            .map_err(|UnknownTool| {
-                RpcError::invalid_params(unknown_tool(
-                    &name,
-                    &self.host.tools(),
-                    &self.host.not_loaded(),
-                ))
-            })
+            .map_err(|UnknownTool| self.unknown_tool_error(&name))
+    }
+
+    /// The `-32602` for a call of `name`, which no plugin serves: the names
+    /// close to it, and the plugins that failed to load.
+    pub(super) fn unknown_tool_error(&self, name: &str) -> RpcError {
+        RpcError::invalid_params(unknown_tool(
+            name,
+            &self.host.tools(),
+            &self.host.not_loaded(),
+        ))
     }
 }
 
@@ -137,7 +141,7 @@ pub(super) fn event_sink(
 /// it, so that a model that used a plugin's own name for a renamed tool, or
 /// mistyped one, can retry with the right one, and the plugins that failed
 /// to load, whose tool it may be.
-pub(super) fn unknown_tool(
+fn unknown_tool(
     name: &str,
     served: &[corral_tool::ToolDef],
     not_loaded: &[corral_tool::NotLoaded],
