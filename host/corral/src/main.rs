@@ -824,6 +824,7 @@ async fn run(command: Command) -> Result<ExitCode> {
                         events: Some(print_events()),
                         client: None,
                         as_task: false,
+                        principal: None,
                     },
                 )
                 .await

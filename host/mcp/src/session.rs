@@ -85,7 +85,7 @@ use super::params::{self, PromptGet};
 use super::{HostEvents, HostLog, Revision, ToolHost, UnknownTool, shape};
 use corral_tool::{
     CallContext, CallEvent, CallOutput, Client, CompleteError, EventSink, LogLevel, Offers,
-    PromptError, PromptOutput, ReadError, ResourceItem,
+    Principal, PromptError, PromptOutput, ReadError, ResourceItem, Target,
 };
 
 pub use super::jsonrpc::Outbox;
@@ -242,9 +242,11 @@ pub struct Session<H> {
     tasks: TaskTracker,
     /// The task following the host's events, if the host has any.
     follower: Mutex<Option<JoinHandle<()>>>,
-    /// Owns the tasks this session creates (2025-11-25): random, so that
-    /// no other session sees them.
+    /// Owns the tasks this session creates (2025-11-25) when no principal
+    /// calls: random, so that no other session sees them.
     owner: String,
+    /// Who calls, over authorized HTTP (see [`Session::set_caller`]).
+    caller: Mutex<Option<Arc<Principal>>>,
     /// The ids of this session's tasks, oldest first, for `tasks/list`.
     task_ids: Mutex<std::collections::VecDeque<String>>,
 }
@@ -271,6 +273,7 @@ impl<H: ToolHost> Session<H> {
             tasks: TaskTracker::new(),
             follower: Mutex::new(None),
             owner: crate::tasks::random_id(),
+            caller: Mutex::new(None),
             task_ids: Mutex::new(std::collections::VecDeque::new()),
         });
         if let Some(events) = session.host.subscribe() {
@@ -369,6 +372,49 @@ impl<H: ToolHost> Session<H> {
     pub fn connection_closed(&self, request_ids: &[Value]) {
         for id in request_ids {
             self.pending.unreachable(&id.to_string());
+        }
+    }
+
+    /// Who makes the requests handed over from now on: set by an
+    /// authorizing transport before each frame (a legacy session's
+    /// principal is always the same one, but its token, and so its scopes,
+    /// may change: a client that stepped up). Calls, reads and gets carry
+    /// it to the host; lists show only what its scopes reach; tasks belong
+    /// to it.
+    pub fn set_caller(&self, caller: Option<Arc<Principal>>) {
+        *self.caller.lock().unwrap() = caller;
+    }
+
+    /// See [`Session::set_caller`].
+    fn caller(&self) -> Option<Arc<Principal>> {
+        self.caller.lock().unwrap().clone()
+    }
+
+    /// Whether the caller may see and reach `target`: always, without
+    /// authorization.
+    fn reaches(&self, target: Target<'_>) -> bool {
+        let caller = self.caller.lock().unwrap();
+        caller
+            .as_ref()
+            .is_none_or(|caller| caller.grants(&self.host.required_scopes(target)))
+    }
+
+    /// The items of a list the caller may see (each reached as `target`
+    /// says): all of them without authorization.
+    fn visible<'a, T>(&self, items: &'a [T], target: impl Fn(&'a T) -> Target<'a>) -> Vec<&'a T> {
+        items
+            .iter()
+            .filter(|&item| self.reaches(target(item)))
+            .collect()
+    }
+
+    /// Who owns the tasks this session creates: its principal, so that
+    /// another principal never sees them; without one, in the legacy era
+    /// the session (random), and in the stateless era anyone with the id.
+    fn task_owner(&self, era_owner: &str) -> String {
+        match self.caller() {
+            Some(caller) => format!("principal:{}", caller.key()),
+            None => era_owner.to_owned(),
         }
     }
 
@@ -645,6 +691,7 @@ impl<H: ToolHost> Session<H> {
             events: Some(events),
             client,
             as_task: false,
+            principal: self.caller(),
         }
     }
 

@@ -210,6 +210,7 @@ async fn call(
         events: Some(Arc::new(move |event| sink.lock().unwrap().push(event))),
         client: client.map(|c| c as Arc<dyn Client>),
         as_task: false,
+        principal: None,
     };
     let output = plugin.call(index, tool, Map::new(), context).await;
     let events = events.lock().unwrap().clone();

@@ -172,6 +172,9 @@ pub struct CallContext {
     /// The call may become a task: it runs under its plugin's
     /// `task-timeout` instead of `timeout`.
     pub as_task: bool,
+    /// Who is calling, over authorized HTTP; `None`: no authorization
+    /// (stdio, or a server with one shared token).
+    pub principal: Option<Arc<crate::Principal>>,
 }
 
 impl std::fmt::Debug for CallContext {
@@ -179,6 +182,7 @@ impl std::fmt::Debug for CallContext {
         f.debug_struct("CallContext")
             .field("events", &self.events.is_some())
             .field("client", &self.client.as_ref().map(|c| c.capabilities()))
+            .field("principal", &self.principal)
             .finish()
     }
 }

@@ -17,6 +17,7 @@ use tokio::sync::{broadcast, watch};
 pub mod client;
 pub mod completion;
 pub mod header_param;
+pub mod principal;
 pub mod prompt;
 pub mod resource;
 pub mod task;
@@ -27,6 +28,7 @@ pub use client::{
 pub use completion::{
     CompleteError, CompletionRef, CompletionRequest, Completions, MAX_COMPLETION_VALUES,
 };
+pub use principal::{Principal, Scopes, Target};
 pub use prompt::{
     ArgumentProblem, PromptArgument, PromptDef, PromptError, PromptMessage, PromptOutput,
 };
@@ -495,6 +497,14 @@ pub trait ToolHost: Send + Sync + 'static {
     /// are now, in a deterministic order.
     fn not_loaded(&self) -> Arc<[NotLoaded]> {
         Arc::new([])
+    }
+
+    /// The scopes a caller's token must grant to see or reach `target`
+    /// over authorized HTTP (see [`Principal`]). Empty, the default: any
+    /// caller signed in. Not consulted without authorization.
+    fn required_scopes(&self, target: Target<'_>) -> Scopes {
+        let _ = target;
+        Scopes::default()
     }
 
     /// What a session passes on to its client while it runs: list changes,

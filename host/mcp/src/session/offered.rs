@@ -16,7 +16,7 @@ impl<H: ToolHost> Session<H> {
     ) -> Result<Value, RpcError> {
         match method {
             "resources/list" => list_page(
-                &self.host.resources(),
+                &self.visible(&self.host.resources(), |r| Target::Resource(&r.uri)),
                 params,
                 "resources",
                 self.options.page_size,
@@ -24,7 +24,9 @@ impl<H: ToolHost> Session<H> {
                 |r| shape::resource_json(r, revision),
             ),
             "resources/templates/list" => list_page(
-                &self.host.resource_templates(),
+                &self.visible(&self.host.resource_templates(), |t| {
+                    Target::ResourceTemplate(&t.uri_template)
+                }),
                 params,
                 "resourceTemplates",
                 self.options.page_size,
@@ -32,7 +34,7 @@ impl<H: ToolHost> Session<H> {
                 |t| shape::resource_template_json(t, revision),
             ),
             "prompts/list" => list_page(
-                &self.host.prompts(),
+                &self.visible(&self.host.prompts(), |p| Target::Prompt(&p.name)),
                 params,
                 "prompts",
                 self.options.page_size,

@@ -44,7 +44,11 @@ impl<H: ToolHost> Session<H> {
             "tools/list" => {
                 self.host.ready().await;
                 let result = self.list_tools(&request.params, revision)?;
-                Ok(cacheable(result, self.list_ttl_ms(), LIST_CACHE_SCOPE))
+                Ok(cacheable(
+                    result,
+                    self.list_ttl_ms(),
+                    self.list_cache_scope(),
+                ))
             }
             "tools/call" => {
                 self.host.ready().await;
@@ -83,7 +87,7 @@ impl<H: ToolHost> Session<H> {
                             None => read
                                 .map(|items| {
                                     let result = shape::read_result_json(&items);
-                                    cacheable(result, READ_TTL_MS, READ_CACHE_SCOPE)
+                                    cacheable(result, READ_TTL_MS, self.read_cache_scope())
                                 })
                                 .map_err(|error| read_error(error, &uri, revision)),
                         }
@@ -114,11 +118,35 @@ impl<H: ToolHost> Session<H> {
                         let result = self
                             .serve_asking_nothing(list, &params, revision, log_level, reply)
                             .await?;
-                        Ok(cacheable(result, self.list_ttl_ms(), LIST_CACHE_SCOPE))
+                        Ok(cacheable(
+                            result,
+                            self.list_ttl_ms(),
+                            self.list_cache_scope(),
+                        ))
                     }
                 }
             }
             method => Err(RpcError::method_not_found(method)),
+        }
+    }
+
+    /// Who may share a cached list: anyone, unless what it shows depends
+    /// on the caller's scopes.
+    fn list_cache_scope(&self) -> &'static str {
+        if self.caller().is_some() {
+            "private"
+        } else {
+            LIST_CACHE_SCOPE
+        }
+    }
+
+    /// Who may share a cached read: as a list, a read under authorization
+    /// is the caller's own (a per-principal plugin's resources are).
+    fn read_cache_scope(&self) -> &'static str {
+        if self.caller().is_some() {
+            "private"
+        } else {
+            READ_CACHE_SCOPE
         }
     }
 

@@ -142,6 +142,7 @@ impl<H: ToolHost> Session<H> {
             events: Some(detachable.events()),
             client: Some(detachable.clone()),
             as_task: true,
+            principal: self.caller(),
         };
         let host = self.host.clone();
         let called = name.clone();
@@ -162,7 +163,9 @@ impl<H: ToolHost> Session<H> {
             None => {
                 let tasks = self.options.tasks.clone();
                 if detachable.can_detach()
-                    && let Some(running) = tasks.create(&name, ANYONE_WITH_THE_ID, policy).await
+                    && let Some(running) = tasks
+                        .create(&name, &self.task_owner(ANYONE_WITH_THE_ID), policy)
+                        .await
                 {
                     detachable.detach(tasks.clone(), running.clone(), None);
                     let created = running.record();
@@ -215,7 +218,14 @@ impl<H: ToolHost> Session<H> {
                     "Invalid params: notifications.taskIds must be an array of task ids",
                 ));
             };
-            if !kept.contains(id) && self.options.tasks.get(id, ANYONE_WITH_THE_ID).await.is_ok() {
+            if !kept.contains(id)
+                && self
+                    .options
+                    .tasks
+                    .get(id, &self.task_owner(ANYONE_WITH_THE_ID))
+                    .await
+                    .is_ok()
+            {
                 kept.push(id.clone());
             }
         }
@@ -234,7 +244,7 @@ impl<H: ToolHost> Session<H> {
         loop {
             let mut ended = Vec::new();
             for id in &watching {
-                let Ok(record) = tasks.get(id, ANYONE_WITH_THE_ID).await else {
+                let Ok(record) = tasks.get(id, &self.task_owner(ANYONE_WITH_THE_ID)).await else {
                     // Expired: nothing more to tell.
                     ended.push(id.clone());
                     continue;
@@ -280,7 +290,7 @@ impl<H: ToolHost> Session<H> {
         let tasks = &self.options.tasks;
         match method {
             "tasks/get" => {
-                let record = tasks.get(id, ANYONE_WITH_THE_ID).await?;
+                let record = tasks.get(id, &self.task_owner(ANYONE_WITH_THE_ID)).await?;
                 Ok(task_json(&record, "complete"))
             }
             "tasks/update" => {
@@ -297,11 +307,15 @@ impl<H: ToolHost> Session<H> {
                         "Invalid params: inputResponses[{key:?}] must be an object (the result of the request it answers)"
                     )));
                 }
-                tasks.update(id, ANYONE_WITH_THE_ID, responses).await?;
+                tasks
+                    .update(id, &self.task_owner(ANYONE_WITH_THE_ID), responses)
+                    .await?;
                 Ok(json!({}))
             }
             _ => {
-                tasks.cancel(id, ANYONE_WITH_THE_ID).await?;
+                tasks
+                    .cancel(id, &self.task_owner(ANYONE_WITH_THE_ID))
+                    .await?;
                 Ok(json!({}))
             }
         }
@@ -382,7 +396,10 @@ impl<H: ToolHost> Session<H> {
         log_level: Arc<AtomicU8>,
     ) -> Result<Value, RpcError> {
         let tasks = self.options.tasks.clone();
-        let Some(running) = tasks.create(&call.name, &self.owner, policy).await else {
+        let Some(running) = tasks
+            .create(&call.name, &self.task_owner(&self.owner), policy)
+            .await
+        else {
             return Err(RpcError::new(
                 jsonrpc::code::INTERNAL_ERROR,
                 "the server keeps as many tasks as it may: try again later, or call without `task`",
@@ -419,6 +436,7 @@ impl<H: ToolHost> Session<H> {
             events: Some(detachable.events()),
             client: Some(detachable),
             as_task: true,
+            principal: self.caller(),
         };
         let host = self.host.clone();
         let call: CallFuture = Box::pin(async move { host.call(&name, arguments, context).await });
@@ -429,7 +447,7 @@ impl<H: ToolHost> Session<H> {
             tasks.clone(),
             tasks.changes(),
             created.id.clone(),
-            self.owner.clone(),
+            self.task_owner(&self.owner),
             self.notify.clone(),
         ));
         tasks.spawn(running, call, revision);
@@ -453,10 +471,12 @@ impl<H: ToolHost> Session<H> {
         }
         let task = task_id(method, params)?;
         match method {
-            "tasks/get" => Ok(legacy_task_json(&tasks.get(task, &self.owner).await?)),
+            "tasks/get" => Ok(legacy_task_json(
+                &tasks.get(task, &self.task_owner(&self.owner)).await?,
+            )),
             "tasks/result" => self.task_result(task, id, arrival, reply).await,
             _ => {
-                let record = tasks.get(task, &self.owner).await?;
+                let record = tasks.get(task, &self.task_owner(&self.owner)).await?;
                 if record.status.is_terminal() {
                     return Err(RpcError::invalid_params(format!(
                         "Invalid params: task {task} has ended ({}); it cannot be cancelled",
@@ -464,12 +484,12 @@ impl<H: ToolHost> Session<H> {
                     )));
                 }
                 let mut changes = tasks.changes();
-                tasks.cancel(task, &self.owner).await?;
+                tasks.cancel(task, &self.task_owner(&self.owner)).await?;
                 // The answer states the task cancelled (or, had it ended
                 // first, as it ended).
                 let started = tokio::time::Instant::now();
                 loop {
-                    let record = tasks.get(task, &self.owner).await?;
+                    let record = tasks.get(task, &self.task_owner(&self.owner)).await?;
                     if record.status.is_terminal() || started.elapsed() > CANCEL_WAIT {
                         return Ok(legacy_task_json(&record));
                     }
@@ -492,7 +512,7 @@ impl<H: ToolHost> Session<H> {
         let tasks = &self.options.tasks;
         let mut changes = tasks.changes();
         loop {
-            let record = tasks.get(task, &self.owner).await?;
+            let record = tasks.get(task, &self.task_owner(&self.owner)).await?;
             match record.status {
                 TaskStatus::Completed => {
                     let mut result = record.result.unwrap_or_else(|| json!({}));
@@ -520,7 +540,9 @@ impl<H: ToolHost> Session<H> {
                         .zip(answers)
                         .map(|(key, answer)| (key, Value::Object(answer)))
                         .collect();
-                    tasks.update(task, &self.owner, answers).await?;
+                    tasks
+                        .update(task, &self.task_owner(&self.owner), answers)
+                        .await?;
                 }
                 TaskStatus::Working | TaskStatus::InputRequired => {
                     next_change(&mut changes, |id| id == task, Some(RESULT_RECHECK)).await;
@@ -554,7 +576,12 @@ impl<H: ToolHost> Session<H> {
         let mut listed = Vec::new();
         for task in ids.iter().take(LIST_PAGE) {
             // An expired task is gone from the list too.
-            if let Ok(record) = self.options.tasks.get(task, &self.owner).await {
+            if let Ok(record) = self
+                .options
+                .tasks
+                .get(task, &self.task_owner(&self.owner))
+                .await
+            {
                 listed.push(legacy_task_json(&record));
             }
         }

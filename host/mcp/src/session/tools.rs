@@ -10,7 +10,7 @@ impl<H: ToolHost> Session<H> {
         revision: Revision,
     ) -> Result<Value, RpcError> {
         list_page(
-            &self.host.tools(),
+            &self.visible(&self.host.tools(), |tool| Target::Tool(&tool.name)),
             params,
             "tools",
             self.options.page_size,
