@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub mod oidc;
+
 /// How long any single expected message may take to arrive.
 pub const PATIENCE: Duration = Duration::from_secs(60);
 
