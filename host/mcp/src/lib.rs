@@ -6,6 +6,7 @@
 //! [`ToolHost`] (from `corral-tool`), and Cargo keeps it so: it does not
 //! depend on wasmtime or on the sandbox.
 
+pub mod auth;
 mod client;
 mod http;
 pub mod jsonrpc;

@@ -399,6 +399,20 @@ impl<H: ToolHost> Session<H> {
             .is_none_or(|caller| caller.grants(&self.host.required_scopes(target)))
     }
 
+    /// Refuses a request for `target` that the caller's scopes do not
+    /// reach. An authorizing transport refuses such requests first (403,
+    /// naming the scopes); this keeps the session itself from serving one.
+    fn check_reach(&self, target: Target<'_>) -> Result<(), RpcError> {
+        if self.reaches(target) {
+            return Ok(());
+        }
+        let needed = self.host.required_scopes(target);
+        Err(RpcError::invalid_params(format!(
+            "Invalid params: the caller's token lacks the scope(s) {} needed for {target:?}",
+            needed.joined()
+        )))
+    }
+
     /// The items of a list the caller may see (each reached as `target`
     /// says): all of them without authorization.
     fn visible<'a, T>(&self, items: &'a [T], target: impl Fn(&'a T) -> Target<'a>) -> Vec<&'a T> {
@@ -606,6 +620,7 @@ impl<H: ToolHost> Session<H> {
                 self.host.ready().await;
                 let revision = self.revision();
                 let call = ToolCall::from_params(request.params)?;
+                self.check_reach(Target::Tool(&call.name))?;
                 if revision.has_task_support()
                     && let Some(policy) = self.legacy_task_request(&call)?
                 {
@@ -641,6 +656,7 @@ impl<H: ToolHost> Session<H> {
                     "resources/unsubscribe" => self.subscribe(&params, false),
                     "resources/read" => {
                         let uri = params::uri(&params, method)?;
+                        self.check_reach(Target::Resource(&uri))?;
                         let client = self.legacy_client(&request.id, revision, arrival, &reply);
                         let read = self
                             .read(&uri, &params, revision, log_level, reply, client)
@@ -650,6 +666,7 @@ impl<H: ToolHost> Session<H> {
                     }
                     "prompts/get" => {
                         let get = PromptGet::from_params(params)?;
+                        self.check_reach(Target::Prompt(&get.name))?;
                         self.check_prompt(&get)?;
                         let client = self.legacy_client(&request.id, revision, arrival, &reply);
                         let output = self

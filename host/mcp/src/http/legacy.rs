@@ -15,6 +15,7 @@ use super::{SESSION_HEADER, Server, accepts, session_header};
 use crate::jsonrpc::{self, Frame, RpcError};
 use crate::session::{Outbox, Session};
 use crate::{Revision, ToolHost};
+use corral_tool::Principal;
 
 /// How often idle legacy sessions are looked for.
 const SWEEP_EVERY: Duration = Duration::from_secs(30);
@@ -25,9 +26,17 @@ pub(super) struct LegacySession<H> {
     /// The open GET stream, where messages that answer no request go.
     standalone: Arc<Mutex<Option<mpsc::UnboundedSender<Value>>>>,
     last_used: Mutex<Instant>,
+    /// The key of the principal that opened it (under OAuth): only that
+    /// principal's requests find it; anyone else's get 404, as for a
+    /// session that does not exist.
+    owner: Option<String>,
 }
 
 impl<H: ToolHost> LegacySession<H> {
+    fn owned_by(&self, caller: Option<&Principal>) -> bool {
+        self.owner.as_deref() == caller.map(Principal::key).as_deref()
+    }
+
     fn touch(&self) {
         *self.last_used.lock().unwrap() = Instant::now();
     }
@@ -53,8 +62,9 @@ impl<H: ToolHost> Server<H> {
         version: Option<&str>,
         frame: Frame,
         summary: &FrameSummary,
+        caller: Option<Arc<Principal>>,
     ) -> HttpResponse {
-        let Some(legacy) = self.sessions.lock().unwrap().get(id).cloned() else {
+        let Some(legacy) = self.session(id, caller.as_deref()) else {
             return session_not_found(summary.reply_id.clone());
         };
         if let Some(version) = version
@@ -75,6 +85,7 @@ impl<H: ToolHost> Server<H> {
             );
         }
         legacy.touch();
+        legacy.session.set_caller(caller);
         exchange(&legacy.session, frame, summary, &self.closing, Era::Legacy).await
     }
 
@@ -83,6 +94,7 @@ impl<H: ToolHost> Server<H> {
         self: &Arc<Self>,
         frame: Frame,
         summary: &FrameSummary,
+        caller: Option<Arc<Principal>>,
     ) -> HttpResponse {
         if self.sessions.lock().unwrap().len() >= self.http.max_sessions {
             return too_many_sessions(summary.reply_id.clone());
@@ -90,6 +102,8 @@ impl<H: ToolHost> Server<H> {
         let standalone: Arc<Mutex<Option<mpsc::UnboundedSender<Value>>>> = Arc::default();
         let notify = standalone_outbox(standalone.clone());
         let session = Session::new(self.host.clone(), self.options.clone(), notify);
+        let owner = caller.as_deref().map(Principal::key);
+        session.set_caller(caller);
         let id = new_session_id();
         let mut response = exchange(&session, frame, summary, &self.closing, Era::Legacy).await;
         if response.status().is_success() {
@@ -107,6 +121,7 @@ impl<H: ToolHost> Server<H> {
                     session,
                     standalone,
                     last_used: Mutex::new(Instant::now()),
+                    owner,
                 }),
             );
             tracing::debug!("session {id} started");
@@ -119,7 +134,21 @@ impl<H: ToolHost> Server<H> {
     }
 
     /// GET: a legacy session's standalone SSE stream.
-    pub(super) fn get(&self, headers: &HeaderMap) -> HttpResponse {
+    /// The legacy session `id`, if `caller` may use it.
+    fn session(&self, id: &str, caller: Option<&Principal>) -> Option<Arc<LegacySession<H>>> {
+        let legacy = self.sessions.lock().unwrap().get(id).cloned()?;
+        if legacy.owned_by(caller) {
+            Some(legacy)
+        } else {
+            tracing::warn!(
+                "refused session {id} to {}: another principal opened it",
+                caller.map_or("a caller without a token".into(), Principal::describe)
+            );
+            None
+        }
+    }
+
+    pub(super) fn get(&self, headers: &HeaderMap, caller: Option<&Principal>) -> HttpResponse {
         if !accepts(headers, "text/event-stream") {
             return plain(
                 StatusCode::NOT_ACCEPTABLE,
@@ -132,7 +161,7 @@ impl<H: ToolHost> Server<H> {
                 "method not allowed: without a session there is no stream to GET; POST subscriptions/listen instead",
             );
         };
-        let Some(legacy) = self.sessions.lock().unwrap().get(&id).cloned() else {
+        let Some(legacy) = self.session(&id, caller) else {
             return session_not_found(Value::Null);
         };
         let (sender, receiver) = mpsc::unbounded_channel();
@@ -152,13 +181,20 @@ impl<H: ToolHost> Server<H> {
     }
 
     /// DELETE: the client ends its legacy session.
-    pub(super) async fn delete(&self, headers: &HeaderMap) -> HttpResponse {
+    pub(super) async fn delete(
+        &self,
+        headers: &HeaderMap,
+        caller: Option<&Principal>,
+    ) -> HttpResponse {
         let Some(id) = session_header(headers) else {
             return method_not_allowed(
                 "POST",
                 "method not allowed: stateless requests have no session to delete",
             );
         };
+        if self.session(&id, caller).is_none() {
+            return session_not_found(Value::Null);
+        }
         let Some(legacy) = self.sessions.lock().unwrap().remove(&id) else {
             return session_not_found(Value::Null);
         };

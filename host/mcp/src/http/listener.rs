@@ -44,6 +44,14 @@ where
         .with_context(|| format!("listening on {}", http.listen))?;
     let local = listener.local_addr()?;
     tracing::info!("listening on http://{local}{}", http.path);
+    if let Some(authorizer) = &http.authorizer {
+        tracing::info!(
+            "authorizing requests as resource {} for issuer(s) {}",
+            authorizer.resource(),
+            authorizer.issuers().join(", ")
+        );
+        authorizer.warm();
+    }
     let server = Arc::new(Server::new(host, options, http, local));
     let sweeper = tokio::spawn(server.clone().sweep_idle_sessions());
 

@@ -86,6 +86,7 @@
 //! and requests in flight finish and are answered, for at most the grace
 //! period.
 
+mod authorize;
 mod body;
 mod exchange;
 mod guard;
@@ -121,6 +122,10 @@ pub struct HttpOptions {
     pub path: String,
     /// When set, every request must carry `Authorization: Bearer <token>`.
     pub bearer_token: Option<String>,
+    /// When set, the server is an OAuth resource server: every request
+    /// carries an access token its authorizer validates, which makes it
+    /// some principal's (see `crate::auth`).
+    pub authorizer: Option<Arc<crate::auth::Authorizer>>,
     /// Host names (without port) accepted in the `Host` header, besides the
     /// loopback names a loopback listener always accepts. Empty on a
     /// non-loopback listener: any host (the bearer token protects it).
@@ -146,6 +151,7 @@ impl Default for HttpOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             path: "/mcp".into(),
             bearer_token: None,
+            authorizer: None,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             max_body_bytes: 4 * 1024 * 1024,
@@ -195,6 +201,12 @@ impl<H: ToolHost> Server<H> {
         if let Some(refusal) = framing_error(request.headers()) {
             return refusal;
         }
+        if let Some(metadata) = self
+            .metadata_response(request.uri().path(), request.method())
+            .await
+        {
+            return metadata;
+        }
         if request.uri().path() != self.http.path {
             return plain(
                 StatusCode::NOT_FOUND,
@@ -205,13 +217,18 @@ impl<H: ToolHost> Server<H> {
         let preflight = request.method() == Method::OPTIONS;
         let mut response = if let Some(refusal) = self.refusal(request.headers(), !preflight) {
             refusal
+        } else if preflight {
+            // A browser sends no credentials with a preflight.
+            preflight_response(request.headers())
         } else {
-            match *request.method() {
-                Method::POST => self.post(request).await,
-                Method::GET => self.get(request.headers()),
-                Method::DELETE => self.delete(request.headers()).await,
-                Method::OPTIONS => preflight_response(request.headers()),
-                _ => method_not_allowed(ALLOWED_METHODS, "method not allowed"),
+            match self.caller(&request).await {
+                Err(refusal) => refusal,
+                Ok(caller) => match *request.method() {
+                    Method::POST => self.post(request, caller).await,
+                    Method::GET => self.get(request.headers(), caller.as_deref()),
+                    Method::DELETE => self.delete(request.headers(), caller.as_deref()).await,
+                    _ => method_not_allowed(ALLOWED_METHODS, "method not allowed"),
+                },
             }
         };
         add_cors_headers(&mut response, cors_origin);

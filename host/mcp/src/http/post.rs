@@ -18,6 +18,7 @@ use super::{Server, VERSION_HEADER, accepts, header_str, session_header};
 use crate::jsonrpc::{self, Frame, Incoming, Request, RpcError};
 use crate::session::Session;
 use crate::{Revision, ToolHost};
+use corral_tool::Principal;
 use corral_tool::header_param::header_params;
 
 /// The JSON-RPC error for a stateless request whose headers are missing,
@@ -36,6 +37,7 @@ impl<H: ToolHost> Server<H> {
     pub(super) async fn post(
         self: Arc<Self>,
         request: http::Request<IncomingBody>,
+        caller: Option<Arc<Principal>>,
     ) -> HttpResponse {
         let headers = request.headers().clone();
         let body = match read_body(request.into_body(), self.http.max_body_bytes).await {
@@ -52,10 +54,17 @@ impl<H: ToolHost> Server<H> {
         if let Frame::Unparseable(error) = &frame {
             return rpc_error(StatusCode::BAD_REQUEST, Value::Null, error.clone());
         }
+        if let Some(caller) = &caller
+            && let Some(refusal) = self.scope_refusal(&frame, caller).await
+        {
+            return refusal;
+        }
         let version = header_str(&headers, VERSION_HEADER).map(str::trim);
 
         if let Some(id) = session_header(&headers) {
-            return self.post_in_session(&id, version, frame, &summary).await;
+            return self
+                .post_in_session(&id, version, frame, &summary, caller)
+                .await;
         }
 
         let stateless_version =
@@ -65,10 +74,10 @@ impl<H: ToolHost> Server<H> {
                 // The stateless era has no handshake: like any method it does
                 // not have, initialize is not found there.
                 Some(version) => initialize_not_found(version, frame),
-                None => self.initialize(frame, &summary).await,
+                None => self.initialize(frame, &summary, caller).await,
             };
         }
-        self.post_stateless(&headers, stateless_version, frame, &summary)
+        self.post_stateless(&headers, stateless_version, frame, &summary, caller)
             .await
     }
 
@@ -81,6 +90,7 @@ impl<H: ToolHost> Server<H> {
         version: Option<&str>,
         frame: Frame,
         summary: &FrameSummary,
+        caller: Option<Arc<Principal>>,
     ) -> HttpResponse {
         let Some(version) = version else {
             // Without a session this is a stateless request, whose required
@@ -105,6 +115,7 @@ impl<H: ToolHost> Server<H> {
         }
         // A session of its own for this exchange, ended with it.
         let session = Session::new(self.host.clone(), self.options.clone(), Arc::new(|_| {}));
+        session.set_caller(caller);
         exchange(&session, frame, summary, &self.closing, Era::Stateless).await
     }
 }

@@ -43,6 +43,12 @@ impl<H: ToolHost> Session<H> {
             ),
             "completion/complete" => {
                 let request = params::completion(params)?;
+                self.check_reach(match &request.reference {
+                    corral_tool::CompletionRef::Prompt(name) => Target::Prompt(name),
+                    corral_tool::CompletionRef::ResourceTemplate(uri) => {
+                        Target::ResourceTemplate(uri)
+                    }
+                })?;
                 let logger = match &request.reference {
                     corral_tool::CompletionRef::Prompt(name) => name.clone(),
                     corral_tool::CompletionRef::ResourceTemplate(uri) => uri.clone(),
@@ -74,6 +80,9 @@ impl<H: ToolHost> Session<H> {
             "resources/unsubscribe"
         };
         let uri = params::uri(params, method)?;
+        if subscribing {
+            self.check_reach(Target::Resource(&uri))?;
+        }
         let mut subscriptions = self.subscriptions.lock().unwrap();
         if !subscribing {
             subscriptions.remove(&uri);

@@ -53,6 +53,7 @@ impl<H: ToolHost> Session<H> {
             "tools/call" => {
                 self.host.ready().await;
                 let call = ToolCall::from_params(request.params)?;
+                self.check_reach(Target::Tool(&call.name))?;
                 self.call_stateless(call, revision, log_level, reply).await
             }
             method @ ("tasks/get" | "tasks/update" | "tasks/cancel") => {
@@ -75,6 +76,7 @@ impl<H: ToolHost> Session<H> {
                 match method {
                     "resources/read" => {
                         let uri = params::uri(&params, method)?;
+                        self.check_reach(Target::Resource(&uri))?;
                         let client =
                             self.stateless_client(&params, Subject::Resource(&uri), &Map::new())?;
                         let read = self
@@ -94,6 +96,7 @@ impl<H: ToolHost> Session<H> {
                     }
                     "prompts/get" => {
                         let get = PromptGet::from_params(params)?;
+                        self.check_reach(Target::Prompt(&get.name))?;
                         self.check_prompt(&get)?;
                         let client = self.stateless_client(
                             &get.params,
