@@ -50,6 +50,24 @@ struct HttpFlags {
     /// proxy in front that authenticates).
     #[arg(long)]
     allow_unauthenticated: bool,
+    /// This server's canonical URI (such as https://mcp.example.com/mcp),
+    /// which access tokens must name as their audience. With
+    /// --oauth-issuer, the server is an OAuth resource server.
+    #[arg(long, value_name = "URI", requires = "oauth_issuers")]
+    resource: Option<String>,
+    /// An authorization server whose access tokens are accepted, exactly as
+    /// its tokens' `iss` says (repeatable). `http://` only on loopback.
+    #[arg(long = "oauth-issuer", value_name = "URL", requires = "resource")]
+    oauth_issuers: Vec<String>,
+    /// A scope every request's token must grant (repeatable), whatever the
+    /// plugins' [access] policies ask besides.
+    #[arg(long = "oauth-scope", value_name = "SCOPE", requires = "resource")]
+    oauth_scopes: Vec<String>,
+    /// Introspect opaque access tokens (RFC 7662) at the issuers'
+    /// introspection endpoints as this client; its secret comes from
+    /// CORRAL_OAUTH_CLIENT_SECRET.
+    #[arg(long, value_name = "CLIENT_ID", requires = "resource")]
+    oauth_introspection_client: Option<String>,
     /// A host name accepted in the Host header besides the loopback names
     /// (repeatable). Without any, a non-loopback listener accepts any host.
     #[arg(long = "allowed-host", value_name = "HOST")]
@@ -68,9 +86,37 @@ struct HttpFlags {
 }
 
 impl HttpFlags {
+    /// The OAuth resource server's settings, if --resource names one.
+    fn authorizer(&self) -> Result<Option<std::sync::Arc<mcp::auth::Authorizer>>> {
+        let Some(resource) = &self.resource else {
+            return Ok(None);
+        };
+        let mut options = mcp::auth::AuthOptions::new(resource.clone(), self.oauth_issuers.clone());
+        options.scopes = self.oauth_scopes.clone();
+        if let Some(client) = &self.oauth_introspection_client {
+            let secret = std::env::var("CORRAL_OAUTH_CLIENT_SECRET").map_err(|_| {
+                anyhow::anyhow!(
+                    "--oauth-introspection-client needs the client's secret in CORRAL_OAUTH_CLIENT_SECRET"
+                )
+            })?;
+            options.introspection = Some((client.clone(), secret));
+        }
+        // Tests shorten the wait between two fetches of an issuer's keys.
+        if let Ok(seconds) = std::env::var("CORRAL_OAUTH_KEY_REFETCH_SECS") {
+            options.key_refetch_interval = std::time::Duration::from_secs(
+                seconds
+                    .parse()
+                    .context("CORRAL_OAUTH_KEY_REFETCH_SECS must be a number of seconds")?,
+            );
+        }
+        Ok(Some(std::sync::Arc::new(mcp::auth::Authorizer::new(
+            options,
+        )?)))
+    }
+
     /// The transport settings, or `None` for stdio.
     fn options(self) -> Result<Option<mcp::HttpOptions>> {
-        let Some(addr) = self.http else {
+        let Some(addr) = self.http.clone() else {
             return Ok(None);
         };
         let listen: std::net::SocketAddr = match addr.parse::<u16>() {
@@ -79,10 +125,19 @@ impl HttpFlags {
                 .parse()
                 .with_context(|| format!("--http {addr}: expected host:port or a port"))?,
         };
-        if !listen.ip().is_loopback() && self.bearer_token.is_none() && !self.allow_unauthenticated
+        let authorizer = self.authorizer()?;
+        if authorizer.is_some() && self.bearer_token.is_some() {
+            bail!(
+                "--bearer-token and --oauth-issuer exclude each other: one shared token, or each user's own from an issuer"
+            );
+        }
+        if !listen.ip().is_loopback()
+            && self.bearer_token.is_none()
+            && authorizer.is_none()
+            && !self.allow_unauthenticated
         {
             bail!(
-                "--http {listen} is not a loopback address: set --bearer-token (or CORRAL_BEARER_TOKEN), or pass --allow-unauthenticated when a proxy in front authenticates"
+                "--http {listen} is not a loopback address: set --resource and --oauth-issuer (each user signs in), or --bearer-token (or CORRAL_BEARER_TOKEN), or pass --allow-unauthenticated when a proxy in front authenticates"
             );
         }
         if self
@@ -95,6 +150,7 @@ impl HttpFlags {
         Ok(Some(mcp::HttpOptions {
             listen,
             bearer_token: self.bearer_token,
+            authorizer,
             allowed_hosts: self.allowed_hosts,
             allowed_origins: self.allowed_origins,
             max_body_bytes: self.max_body_bytes,
