@@ -1,10 +1,251 @@
-//! Corral as an OAuth 2.1 resource server (issue 43), end to end.
+//! Corral as an OAuth 2.1 resource server (issue 43), end to end, against a
+//! real authorization server: npm `oidc-provider` on loopback
+//! (tests/oidc/provider.mjs, started by tests/support/oidc.rs), which issues
+//! JWT access tokens for the resource a client names.
+//!
+//! - The official TypeScript and Python clients complete the real flow
+//!   knowing only Corral's URL: its 401 names its protected resource
+//!   metadata, which names the issuer; the SDK registers itself, the user
+//!   signs in and consents (programmatically, through the provider's pages),
+//!   and the code is exchanged with PKCE; or a pre-registered client uses
+//!   client_credentials. Both protocol eras.
+//! - Scopes decide what a caller reaches: a tool whose plugin's `[access]`
+//!   needs `files:write` is hidden from a token without it and refused with
+//!   403 insufficient_scope naming the scope; the SDKs step up.
+//! - `[state] per = "principal"` gives each caller a store of their own;
+//!   without it callers share one.
+//! - Two replicas behind nginx accept the same tokens and keep a
+//!   principal's state together (Redis).
 
 #[path = "support/http.rs"]
 mod http;
+#[path = "support/nginx.rs"]
+mod nginx;
+#[path = "support/redis.rs"]
+mod redis;
 mod support;
 
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_json::{Value, json};
+
+use http::{Client, HttpServer, Response};
+use nginx::{Nginx, free_port};
+use redis::RedisServer;
 use support::oidc::{Issuer, OidcClient, decode_claims};
+use support::{example, folder_with, repo_root, run_setup, write_file};
+
+/// The scope every caller needs (`--oauth-scope`).
+const BASE_SCOPE: &str = "mcp";
+
+/// A `corral serve --http` protecting its endpoint with `issuer`'s tokens.
+struct Protected {
+    server: HttpServer,
+    /// Its canonical URI (`--resource`): `http://127.0.0.1:PORT/mcp`.
+    resource: String,
+}
+
+impl Protected {
+    /// Serves `folder` on a free loopback port, trusting `issuer`, with
+    /// `extra` arguments.
+    fn start(folder: &Path, issuer: &Issuer, extra: &[&str]) -> Protected {
+        let port = free_port();
+        let resource = format!("http://127.0.0.1:{port}/mcp");
+        Protected {
+            server: start_replica(folder, port, &resource, issuer, extra),
+            resource,
+        }
+    }
+
+    /// A raw HTTP client presenting `token`.
+    fn client(&self, token: &str) -> Client {
+        with_token(self.server.client(), token)
+    }
+}
+
+/// One `corral serve` on `port` (0 for any) whose resource is `resource`.
+fn start_replica(
+    folder: &Path,
+    port: u16,
+    resource: &str,
+    issuer: &Issuer,
+    extra: &[&str],
+) -> HttpServer {
+    let mut args = vec![
+        "--resource",
+        resource,
+        "--oauth-issuer",
+        issuer.url(),
+        "--oauth-scope",
+        BASE_SCOPE,
+    ];
+    args.extend_from_slice(extra);
+    HttpServer::start_on(folder, &format!("127.0.0.1:{port}"), &args, &[])
+}
+
+fn with_token(mut client: Client, token: &str) -> Client {
+    client
+        .default_headers
+        .push(("Authorization".into(), format!("Bearer {token}")));
+    client
+}
+
+/// The value of parameter `name` in a `WWW-Authenticate: Bearer ...` challenge.
+fn challenge_param(challenge: &str, name: &str) -> Option<String> {
+    let start = challenge.find(&format!("{name}=\""))? + name.len() + 2;
+    let end = challenge[start..].find('"')?;
+    Some(challenge[start..start + end].to_string())
+}
+
+fn scopes_of(claims: &Value) -> Vec<String> {
+    claims["scope"]
+        .as_str()
+        .unwrap_or_default()
+        .split(' ')
+        .map(String::from)
+        .collect()
+}
+
+// ---------------------------------------------------------------------------
+// The official clients' scripts (tests/clients/ts_oauth.mjs, python_oauth.py)
+
+fn script(name: &str) -> String {
+    repo_root()
+        .join("tests/clients")
+        .join(name)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+fn node_prefix() -> String {
+    static DONE: OnceLock<String> = OnceLock::new();
+    DONE.get_or_init(|| run_setup("tests/clients/setup-node")[0].clone())
+        .clone()
+}
+
+fn python_program() -> String {
+    static DONE: OnceLock<String> = OnceLock::new();
+    DONE.get_or_init(|| run_setup("tests/clients/setup-python")[0].clone())
+        .clone()
+}
+
+/// Runs a client script and returns the JSON line it printed last.
+fn run_client(program: &str, args: &[&str], issuer: &Issuer) -> Value {
+    let output = Command::new(program)
+        .args(args)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap_or_else(|err| panic!("running {program}: {err}"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{program} {args:?} failed\nstdout:\n{stdout}\nstderr:\n{stderr}\nprovider:\n{}",
+        issuer.stderr()
+    );
+    let last = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(last)
+        .unwrap_or_else(|err| panic!("not JSON ({err}): {stdout}\nstderr:\n{stderr}"))
+}
+
+/// The official TypeScript client doing what `spec` says (ts_oauth.mjs).
+fn typescript(spec: &Value, issuer: &Issuer) -> Value {
+    let prefix = node_prefix();
+    run_client(
+        "node",
+        &[&script("ts_oauth.mjs"), &prefix, &spec.to_string()],
+        issuer,
+    )
+}
+
+/// The official Python client doing what `spec` says (python_oauth.py).
+fn python(spec: &Value, issuer: &Issuer) -> Value {
+    run_client(
+        &python_program(),
+        &[&script("python_oauth.py"), &spec.to_string()],
+        issuer,
+    )
+}
+
+/// A client script's spec: sign in as `user` with the authorization code
+/// flow, in `mode`, and make `calls`.
+fn code_flow(resource: &str, mode: &str, user: &str, calls: Value) -> Value {
+    json!({ "url": resource, "mode": mode, "flow": "code", "user": user, "calls": calls })
+}
+
+/// A client script's spec: the client_credentials grant for `client`.
+fn client_credentials(resource: &str, mode: &str, client: &OidcClient, issuer: &Issuer) -> Value {
+    json!({
+        "url": resource, "mode": mode, "flow": "client_credentials",
+        "client_id": client.id, "client_secret": client.secret, "scope": client.scope,
+        "issuer": issuer.url(),
+        "calls": [{ "name": "add", "arguments": { "a": 2, "b": 3 } }],
+    })
+}
+
+/// Checks that every token the client got is the issuer's, for Corral's
+/// resource, for `subject`.
+fn assert_tokens_for(outcome: &Value, issuer: &Issuer, resource: &str, subject: &str) {
+    let tokens = outcome["tokens"].as_array().unwrap();
+    assert!(!tokens.is_empty(), "no token: {outcome}");
+    for claims in tokens {
+        assert_eq!(claims["iss"], issuer.url(), "{outcome}");
+        assert_eq!(claims["aud"], resource, "{outcome}");
+        assert_eq!(claims["sub"], subject, "{outcome}");
+        assert!(
+            scopes_of(claims).contains(&BASE_SCOPE.to_string()),
+            "{outcome}"
+        );
+    }
+}
+
+/// Checks a code flow's outcome: the SDK registered itself once, asked the
+/// authorization server for Corral's resource with PKCE (S256) and the base
+/// scope from Corral's challenge, the user's tokens followed, and the
+/// session was of the era asked for.
+fn assert_signed_in(outcome: &Value, issuer: &Issuer, resource: &str, user: &str, mode: &str) {
+    assert_eq!(outcome["registrations"], 1, "{outcome}");
+    let asked = &outcome["authorizations"][0];
+    assert_eq!(asked["resource"], resource, "{outcome}");
+    assert_eq!(asked["code_challenge_method"], "S256", "{outcome}");
+    assert!(asked["code_challenge"].is_string(), "{outcome}");
+    let scope = asked["scope"].as_str().unwrap_or_default();
+    assert!(scope.split(' ').any(|s| s == BASE_SCOPE), "{outcome}");
+    assert_tokens_for(outcome, issuer, resource, user);
+    assert_era(outcome, mode);
+}
+
+fn assert_era(outcome: &Value, mode: &str) {
+    let version = outcome["protocolVersion"].as_str().unwrap_or_default();
+    if mode == "legacy" {
+        assert!(
+            version.starts_with("202") && !version.starts_with("2026"),
+            "{outcome}"
+        );
+    } else {
+        assert_eq!(version, mode, "{outcome}");
+    }
+}
+
+/// Checks that the client listed calc's tools and that `add` said 5.
+fn assert_added(outcome: &Value) {
+    let tools = outcome["tools"].as_array().unwrap();
+    assert!(tools.contains(&json!("add")), "{outcome}");
+    let result = &outcome["calls"][0]["result"];
+    assert_eq!(result["isError"], false, "{outcome}");
+    assert_eq!(result["content"][0]["text"], "5", "{outcome}");
+}
+
+fn add_call() -> Value {
+    json!([{ "name": "add", "arguments": { "a": 2, "b": 3 } }])
+}
+
+// ---------------------------------------------------------------------------
+// The authorization server itself, and what Corral tells a client
 
 #[test]
 fn the_test_issuer_grants_jwt_access_tokens_for_the_resource_asked_for() {
@@ -28,4 +269,484 @@ fn the_test_issuer_grants_jwt_access_tokens_for_the_resource_asked_for() {
         "http://127.0.0.1:1/mcp",
     );
     assert_eq!(status, 400, "{refused}");
+}
+
+#[test]
+fn a_request_without_a_token_is_told_where_to_find_the_issuer() {
+    let agent = OidcClient::new("door-agent", BASE_SCOPE);
+    let issuer = Issuer::start(std::slice::from_ref(&agent));
+    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
+    let protected = Protected::start(folder.path(), &issuer, &[]);
+    let mut client = protected.server.client();
+    let refused = client.stateless("tools/list", json!({}));
+    assert_eq!(refused.status, 401, "{}", refused.text());
+    let challenge = refused
+        .header("www-authenticate")
+        .expect("a 401 carries WWW-Authenticate")
+        .to_string();
+    assert!(challenge.starts_with("Bearer "), "{challenge}");
+    let metadata_url = challenge_param(&challenge, "resource_metadata")
+        .unwrap_or_else(|| panic!("no resource_metadata in {challenge}"));
+    let origin = format!("http://{}", protected.server.addr);
+    let path = metadata_url
+        .strip_prefix(&origin)
+        .unwrap_or_else(|| panic!("{metadata_url} is not on {origin}"));
+    for path in [path, "/.well-known/oauth-protected-resource"] {
+        let response = client.send("GET", path, &[], b"");
+        assert_eq!(response.status, 200, "{path}: {}", response.text());
+        let metadata: Value = serde_json::from_slice(&response.body).unwrap();
+        assert_eq!(metadata["resource"], protected.resource, "{metadata}");
+        assert_eq!(
+            metadata["authorization_servers"],
+            json!([issuer.url()]),
+            "{metadata}"
+        );
+        assert_eq!(
+            metadata["bearer_methods_supported"],
+            json!(["header"]),
+            "{metadata}"
+        );
+        assert!(
+            metadata["scopes_supported"]
+                .as_array()
+                .is_some_and(|scopes| scopes.contains(&json!(BASE_SCOPE))),
+            "{metadata}"
+        );
+    }
+    // A token the issuer gave for this resource opens the door; one of
+    // another issuer does not.
+    let trusted = issuer.token(&agent, BASE_SCOPE, &protected.resource);
+    let response = protected
+        .client(&trusted)
+        .stateless("tools/list", json!({}));
+    assert_eq!(response.status, 200, "{}", response.text());
+    assert!(tool_names(&response.answer()).contains(&"add".to_string()));
+    let other = Issuer::start(std::slice::from_ref(&agent));
+    let foreign = other.token(&agent, BASE_SCOPE, &protected.resource);
+    let response = protected
+        .client(&foreign)
+        .stateless("tools/list", json!({}));
+    assert_eq!(response.status, 401, "{}", response.text());
+}
+
+// ---------------------------------------------------------------------------
+// The official clients' flows
+
+#[test]
+fn the_official_typescript_client_signs_in_with_pkce_and_calls_a_tool_in_a_legacy_session() {
+    let issuer = Issuer::start(&[]);
+    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
+    let protected = Protected::start(folder.path(), &issuer, &[]);
+    let spec = code_flow(&protected.resource, "legacy", "alice", add_call());
+    let outcome = typescript(&spec, &issuer);
+    assert_signed_in(&outcome, &issuer, &protected.resource, "alice", "legacy");
+    assert_added(&outcome);
+}
+
+#[test]
+fn the_official_typescript_client_signs_in_with_pkce_and_calls_a_tool_statelessly() {
+    let issuer = Issuer::start(&[]);
+    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
+    let protected = Protected::start(folder.path(), &issuer, &[]);
+    let spec = code_flow(&protected.resource, "2026-07-28", "bob", add_call());
+    let outcome = typescript(&spec, &issuer);
+    assert_signed_in(&outcome, &issuer, &protected.resource, "bob", "2026-07-28");
+    assert_added(&outcome);
+}
+
+#[test]
+fn the_official_typescript_client_gets_a_token_with_client_credentials_in_both_eras() {
+    let agent = OidcClient::new("ts-agent", BASE_SCOPE);
+    let issuer = Issuer::start(std::slice::from_ref(&agent));
+    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
+    let protected = Protected::start(folder.path(), &issuer, &[]);
+    for mode in ["legacy", "2026-07-28"] {
+        let spec = client_credentials(&protected.resource, mode, &agent, &issuer);
+        let outcome = typescript(&spec, &issuer);
+        assert_eq!(outcome["registrations"], 0, "{outcome}");
+        assert_eq!(outcome["authorizations"], json!([]), "{outcome}");
+        assert_tokens_for(&outcome, &issuer, &protected.resource, &agent.id);
+        assert_era(&outcome, mode);
+        assert_added(&outcome);
+    }
+}
+
+#[test]
+fn the_official_python_client_signs_in_with_pkce_and_calls_a_tool_in_a_legacy_session() {
+    let issuer = Issuer::start(&[]);
+    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
+    let protected = Protected::start(folder.path(), &issuer, &[]);
+    let spec = code_flow(&protected.resource, "legacy", "bob", add_call());
+    let outcome = python(&spec, &issuer);
+    assert_signed_in(&outcome, &issuer, &protected.resource, "bob", "legacy");
+    assert_added(&outcome);
+}
+
+#[test]
+fn the_official_python_client_signs_in_with_pkce_and_calls_a_tool_statelessly() {
+    let issuer = Issuer::start(&[]);
+    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
+    let protected = Protected::start(folder.path(), &issuer, &[]);
+    let spec = code_flow(&protected.resource, "2026-07-28", "alice", add_call());
+    let outcome = python(&spec, &issuer);
+    assert_signed_in(
+        &outcome,
+        &issuer,
+        &protected.resource,
+        "alice",
+        "2026-07-28",
+    );
+    assert_added(&outcome);
+}
+
+#[test]
+fn the_official_python_client_gets_a_token_with_client_credentials_in_both_eras() {
+    let agent = OidcClient::new("py-agent", BASE_SCOPE);
+    let issuer = Issuer::start(std::slice::from_ref(&agent));
+    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
+    let protected = Protected::start(folder.path(), &issuer, &[]);
+    for mode in ["legacy", "2026-07-28"] {
+        let spec = client_credentials(&protected.resource, mode, &agent, &issuer);
+        let outcome = python(&spec, &issuer);
+        assert_eq!(outcome["registrations"], 0, "{outcome}");
+        assert_eq!(outcome["authorizations"], json!([]), "{outcome}");
+        assert_tokens_for(&outcome, &issuer, &protected.resource, &agent.id);
+        assert_era(&outcome, mode);
+        assert_added(&outcome);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Scopes per tool
+
+/// The filesystem example serving `scratch` read-write as /files, whose
+/// `write_file` needs `files:write` (`[access]`).
+fn files_folder(scratch: &Path) -> tempfile::TempDir {
+    let folder = folder_with(&[("filesystem.wasm", &example("filesystem"))]);
+    let manifest = format!(
+        "[[dirs]]\nhost = {:?}\nguest = \"/files\"\nmode = \"rw\"\n\n\
+         [access]\ntools = {{ write_file = [\"files:write\"] }}\n",
+        scratch.to_str().unwrap()
+    );
+    write_file(folder.path(), "filesystem.toml", &manifest);
+    folder
+}
+
+fn tool_names(answer: &Value) -> Vec<String> {
+    answer["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools: {answer}"))
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Checks a 403 insufficient_scope naming `scope`.
+fn assert_insufficient_scope(response: &Response, scope: &str) {
+    assert_eq!(response.status, 403, "{}", response.text());
+    let challenge = response
+        .header("www-authenticate")
+        .unwrap_or_else(|| panic!("a 403 without WWW-Authenticate: {response:?}"));
+    assert_eq!(
+        challenge_param(challenge, "error").as_deref(),
+        Some("insufficient_scope"),
+        "{challenge}"
+    );
+    let named = challenge_param(challenge, "scope").unwrap_or_default();
+    assert!(named.split(' ').any(|s| s == scope), "{challenge}");
+}
+
+#[test]
+fn a_token_without_files_write_neither_sees_nor_calls_the_writing_tool_and_one_with_it_does() {
+    let reader = OidcClient::new("reader", "mcp files:read");
+    let writer = OidcClient::new("writer", "mcp files:read files:write");
+    let issuer = Issuer::start(&[reader.clone(), writer.clone()]);
+    let scratch = tempfile::tempdir().unwrap();
+    let folder = files_folder(scratch.path());
+    let protected = Protected::start(folder.path(), &issuer, &[]);
+    let write = |path: &str| json!({ "name": "write_file", "arguments": { "path": path, "content": "written" } });
+
+    let reading = issuer.token(&reader, "mcp files:read", &protected.resource);
+    // Stateless.
+    let mut client = protected.client(&reading);
+    let listed = client.stateless("tools/list", json!({}));
+    assert_eq!(listed.status, 200, "{}", listed.text());
+    let names = tool_names(&listed.answer());
+    assert!(names.contains(&"read_text_file".to_string()), "{names:?}");
+    assert!(!names.contains(&"write_file".to_string()), "{names:?}");
+    let refused = client.stateless("tools/call", write("/files/stateless.txt"));
+    assert_insufficient_scope(&refused, "files:write");
+    // In a legacy session.
+    let mut session = protected.client(&reading);
+    session.initialize("2025-11-25");
+    let names = tool_names(&session.legacy("tools/list", json!({})).answer());
+    assert!(!names.contains(&"write_file".to_string()), "{names:?}");
+    let refused = session.legacy("tools/call", write("/files/legacy.txt"));
+    assert_insufficient_scope(&refused, "files:write");
+    assert_eq!(
+        std::fs::read_dir(scratch.path()).unwrap().count(),
+        0,
+        "a refused call wrote nothing"
+    );
+
+    let writing = issuer.token(&writer, "mcp files:read files:write", &protected.resource);
+    let mut client = protected.client(&writing);
+    let names = tool_names(&client.stateless("tools/list", json!({})).answer());
+    assert!(names.contains(&"write_file".to_string()), "{names:?}");
+    let written = client.stateless("tools/call", write("/files/stateless.txt"));
+    assert_eq!(written.status, 200, "{}", written.text());
+    assert_eq!(
+        written.answer()["result"]["isError"],
+        false,
+        "{}",
+        written.text()
+    );
+    let mut session = protected.client(&writing);
+    session.initialize("2025-11-25");
+    let written = session.legacy("tools/call", write("/files/legacy.txt"));
+    assert_eq!(
+        written.answer()["result"]["isError"],
+        false,
+        "{}",
+        written.text()
+    );
+    for name in ["stateless.txt", "legacy.txt"] {
+        assert_eq!(
+            std::fs::read_to_string(scratch.path().join(name)).unwrap(),
+            "written"
+        );
+    }
+}
+
+/// Checks that a client signed in with the base scope, did not see
+/// write_file, and stepped up to `files:write` to call it.
+fn assert_stepped_up(outcome: &Value, scratch: &Path, file: &str) {
+    let tools = outcome["tools"].as_array().unwrap();
+    assert!(!tools.contains(&json!("write_file")), "{outcome}");
+    let tokens = outcome["tokens"].as_array().unwrap();
+    assert_eq!(tokens.len(), 2, "{outcome}");
+    assert!(!scopes_of(&tokens[0]).contains(&"files:write".to_string()));
+    assert!(scopes_of(&tokens[1]).contains(&"files:write".to_string()));
+    let asked = outcome["authorizations"][1]["scope"].as_str().unwrap();
+    assert!(asked.split(' ').any(|s| s == "files:write"), "{outcome}");
+    assert_eq!(outcome["calls"][0]["result"]["isError"], false, "{outcome}");
+    assert_eq!(
+        std::fs::read_to_string(scratch.join(file)).unwrap(),
+        "stepped up"
+    );
+}
+
+#[test]
+fn the_official_clients_step_up_to_files_write_when_a_call_needs_it() {
+    let issuer = Issuer::start(&[]);
+    let scratch = tempfile::tempdir().unwrap();
+    let folder = files_folder(scratch.path());
+    let protected = Protected::start(folder.path(), &issuer, &[]);
+    let call = |file: &str| {
+        json!([{ "name": "write_file",
+                 "arguments": { "path": format!("/files/{file}"), "content": "stepped up" } }])
+    };
+
+    // Without step-up the TypeScript SDK reports the challenge it got.
+    let mut spec = code_flow(&protected.resource, "legacy", "alice", call("no.txt"));
+    let refused = typescript(&spec, &issuer);
+    let required = refused["calls"][0]["requiredScope"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(required.split(' ').any(|s| s == "files:write"), "{refused}");
+    assert!(!scratch.path().join("no.txt").exists());
+
+    for (mode, file) in [("legacy", "ts-legacy.txt"), ("2026-07-28", "ts-modern.txt")] {
+        spec = code_flow(&protected.resource, mode, "alice", call(file));
+        spec["step_up"] = true.into();
+        let outcome = typescript(&spec, &issuer);
+        assert_tokens_for(&outcome, &issuer, &protected.resource, "alice");
+        assert_stepped_up(&outcome, scratch.path(), file);
+    }
+    for (mode, file) in [("legacy", "py-legacy.txt"), ("2026-07-28", "py-modern.txt")] {
+        let spec = code_flow(&protected.resource, mode, "bob", call(file));
+        let outcome = python(&spec, &issuer);
+        assert_tokens_for(&outcome, &issuer, &protected.resource, "bob");
+        assert_stepped_up(&outcome, scratch.path(), file);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// State per principal
+
+/// The python-todo example with its grant, its store per principal when
+/// `per_principal`.
+fn todo_folder(per_principal: bool) -> tempfile::TempDir {
+    let folder = folder_with(&[("python-todo.wasm", &example("python-todo"))]);
+    let per = if per_principal {
+        "per = \"principal\"\n"
+    } else {
+        ""
+    };
+    write_file(
+        folder.path(),
+        "python-todo.toml",
+        &format!("[state]\nbuckets = [\"default\"]\n{per}"),
+    );
+    folder
+}
+
+/// The text of a stateless call's result (failing on anything else).
+fn call_text(client: &mut Client, tool: &str, arguments: Value) -> String {
+    let response = client.stateless(
+        "tools/call",
+        json!({ "name": tool, "arguments": arguments }),
+    );
+    result_text(&response)
+}
+
+fn result_text(response: &Response) -> String {
+    assert_eq!(response.status, 200, "{}", response.text());
+    let answer = response.answer();
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text: {answer}"))
+        .to_string()
+}
+
+#[test]
+fn two_principals_with_state_per_principal_never_see_each_others_todo_items() {
+    let (alice, bob) = (
+        OidcClient::new("alice", BASE_SCOPE),
+        OidcClient::new("bob", BASE_SCOPE),
+    );
+    let issuer = Issuer::start(&[alice.clone(), bob.clone()]);
+    let folder = todo_folder(true);
+    let store = tempfile::tempdir().unwrap();
+    let state = format!("sqlite:{}", store.path().join("state.sqlite").display());
+    let protected = Protected::start(folder.path(), &issuer, &["--state", &state]);
+    let (alice_list, bob_list) = add_and_list(&protected, &issuer, &alice, &bob);
+    assert!(alice_list.contains("alice's errand"), "{alice_list}");
+    assert!(!alice_list.contains("bob's chore"), "{alice_list}");
+    assert!(bob_list.contains("bob's chore"), "{bob_list}");
+    assert!(!bob_list.contains("alice's errand"), "{bob_list}");
+}
+
+#[test]
+fn without_state_per_principal_two_principals_share_one_todo_list() {
+    let (alice, bob) = (
+        OidcClient::new("alice", BASE_SCOPE),
+        OidcClient::new("bob", BASE_SCOPE),
+    );
+    let issuer = Issuer::start(&[alice.clone(), bob.clone()]);
+    let folder = todo_folder(false);
+    let store = tempfile::tempdir().unwrap();
+    let state = format!("sqlite:{}", store.path().join("state.sqlite").display());
+    let protected = Protected::start(folder.path(), &issuer, &["--state", &state]);
+    let (alice_list, bob_list) = add_and_list(&protected, &issuer, &alice, &bob);
+    for list in [&alice_list, &bob_list] {
+        assert!(list.contains("alice's errand"), "{list}");
+        assert!(list.contains("bob's chore"), "{list}");
+    }
+}
+
+/// Alice (stateless requests) and Bob (a legacy session) each add an item
+/// to the todo list `protected` serves, then list theirs: what each sees.
+fn add_and_list(
+    protected: &Protected,
+    issuer: &Issuer,
+    alice: &OidcClient,
+    bob: &OidcClient,
+) -> (String, String) {
+    let mut alice_client = protected.client(&issuer.token(alice, BASE_SCOPE, &protected.resource));
+    let mut bob_session = protected.client(&issuer.token(bob, BASE_SCOPE, &protected.resource));
+    bob_session.initialize("2025-11-25");
+    call_text(
+        &mut alice_client,
+        "todo_add",
+        json!({ "text": "alice's errand" }),
+    );
+    result_text(&bob_session.legacy(
+        "tools/call",
+        json!({ "name": "todo_add", "arguments": { "text": "bob's chore" } }),
+    ));
+    let alice_list = call_text(
+        &mut alice_client,
+        "todo_list",
+        json!({ "include_done": true }),
+    );
+    let bob_list = result_text(&bob_session.legacy(
+        "tools/call",
+        json!({ "name": "todo_list", "arguments": { "include_done": true } }),
+    ));
+    (alice_list, bob_list)
+}
+
+// ---------------------------------------------------------------------------
+// Replicas
+
+#[test]
+fn two_replicas_behind_nginx_accept_the_same_tokens_and_keep_a_principals_todo_items_together() {
+    let (alice, bob) = (
+        OidcClient::new("alice", BASE_SCOPE),
+        OidcClient::new("bob", BASE_SCOPE),
+    );
+    let issuer = Issuer::start(&[alice.clone(), bob.clone()]);
+    let redis = RedisServer::start();
+    let state = redis.url();
+    let folder = todo_folder(true);
+    // The resource is the proxy's URL: both replicas are that one server.
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let extra = ["--state", state.as_str()];
+    let first = start_replica(folder.path(), 0, &resource, &issuer, &extra);
+    let second = start_replica(folder.path(), 0, &resource, &issuer, &extra);
+    let nginx = Nginx::start(port, &[first.addr, second.addr]);
+
+    let anonymous = Client::new(nginx.addr()).stateless("tools/list", json!({}));
+    assert_eq!(anonymous.status, 401, "{}", anonymous.text());
+
+    let mut alice_client = with_token(
+        Client::new(nginx.addr()),
+        &issuer.token(&alice, BASE_SCOPE, &resource),
+    );
+    let mut bob_client = with_token(
+        Client::new(nginx.addr()),
+        &issuer.token(&bob, BASE_SCOPE, &resource),
+    );
+    let mut added_by = HashMap::new();
+    for i in 0..4 {
+        let response = alice_client.stateless(
+            "tools/call",
+            json!({ "name": "todo_add", "arguments": { "text": format!("alice's errand {i}") } }),
+        );
+        result_text(&response);
+        let replica = response.header("x-corral-replica").unwrap().to_string();
+        *added_by.entry(replica).or_insert(0) += 1;
+    }
+    assert_eq!(added_by.len(), 2, "both replicas took calls: {added_by:?}");
+    let mut listed_by = HashMap::new();
+    for _ in 0..4 {
+        let response = alice_client.stateless(
+            "tools/call",
+            json!({ "name": "todo_list", "arguments": { "include_done": true } }),
+        );
+        let list = result_text(&response);
+        for i in 0..4 {
+            assert!(list.contains(&format!("alice's errand {i}")), "{list}");
+        }
+        let replica = response.header("x-corral-replica").unwrap().to_string();
+        *listed_by.entry(replica).or_insert(0) += 1;
+    }
+    // Bob, on either replica, has a list of his own.
+    for _ in 0..2 {
+        let bob_list = call_text(
+            &mut bob_client,
+            "todo_list",
+            json!({ "include_done": true }),
+        );
+        assert!(!bob_list.contains("alice's errand"), "{bob_list}");
+    }
+    assert_eq!(
+        listed_by.len(),
+        2,
+        "both replicas answered: {listed_by:?}\n{}",
+        nginx.error_log()
+    );
 }
