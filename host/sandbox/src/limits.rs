@@ -42,6 +42,22 @@ pub struct Limits {
     pub rate: f64,
     /// Token bucket size: calls a tool may take in a burst.
     pub burst: f64,
+    /// Whether `rate` and `burst` hold for each tool, or for each tool and
+    /// each caller.
+    pub rate_per: RatePer,
+}
+
+/// Whom a tool's rate limit counts (`[limits] rate-per`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RatePer {
+    /// One bucket per tool, for every caller together (the default).
+    #[default]
+    Tool,
+    /// One bucket per tool and principal (over authorized HTTP); calls
+    /// without a principal share the tool's bucket. At most 10,000
+    /// principals' buckets are kept per tool.
+    Principal,
 }
 
 impl Default for Limits {
@@ -59,6 +75,7 @@ impl Default for Limits {
             metadata_bytes: 32 << 20,
             rate: 1000.0,
             burst: 1000.0,
+            rate_per: RatePer::Tool,
         }
     }
 }

@@ -21,6 +21,7 @@
 //! metadata = "32 MiB"      # host memory its tools' schemas may hold
 //! rate = 20                # calls per second per tool (token bucket)
 //! burst = 40               # bucket size (default: rate)
+//! rate-per = "principal"   # "tool" (default): one bucket per tool; "principal": per tool and caller
 //!
 //! [[dirs]]                 # a directory the plugin may use
 //! host = "data"            # relative to the manifest's folder
@@ -38,6 +39,11 @@
 //! buckets = ["default", "cache"]   # the bucket names it may open
 //! quota = "64 MiB"                 # its keys and values together
 //! value-limit = "4 MiB"            # one value
+//! per = "principal"                # "plugin" (default): one store; "principal": one per caller
+//!
+//! [access]                         # what callers' tokens must grant, over authorized HTTP
+//! scopes = ["files:read"]          # every tool, resource, template and prompt of the plugin
+//! tools = { write_file = ["files:write"] }   # these tools need these too
 //!
 //! [results]
 //! mirror-structured = true         # structured content as JSON text beside the plugin's own text too
@@ -52,7 +58,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::limits::Limits;
+use corral_tool::Scopes;
+
+use crate::limits::{Limits, RatePer};
 use crate::units::{self, parse_duration};
 
 /// A plugin's limits and grants, resolved and checked.
@@ -74,6 +82,57 @@ pub struct Manifest {
     pub state: Option<StateGrant>,
     /// How its results reach clients beyond what it returns.
     pub results: ResultOptions,
+    /// The scopes callers need over authorized HTTP (`[access]`); open to
+    /// anyone signed in by default.
+    pub access: Access,
+}
+
+/// What a caller's token must grant to see or reach the plugin's tools,
+/// resources, templates and prompts over authorized HTTP (`[access]`).
+/// Not authority of the plugin's: a policy of the operator's, which the
+/// transport enforces with the [`corral_tool::Principal`] it validated.
+/// Without authorization (stdio, a server with one shared token) it is not
+/// consulted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Access {
+    /// Needed for everything the plugin offers. Empty: anyone signed in.
+    pub scopes: Scopes,
+    /// Needed for these tools besides [`Access::scopes`], by the names the
+    /// plugin gives them (not the names a collision may serve them under).
+    pub tools: BTreeMap<String, Scopes>,
+}
+
+impl Access {
+    /// The most scopes one list may name.
+    pub const MAX_SCOPES: usize = 64;
+    /// The longest scope, in bytes.
+    pub const MAX_SCOPE_BYTES: usize = 128;
+    /// The most tools `tools` may name (as many as a plugin may declare).
+    pub const MAX_TOOLS: usize = 1_000;
+
+    /// The scopes tool `tool` (the plugin's own name for it) needs: the
+    /// plugin's, with its own entry's.
+    pub fn tool_scopes(&self, tool: &str) -> Scopes {
+        match self.tools.get(tool) {
+            Some(own) => self.scopes.union(own),
+            None => self.scopes.clone(),
+        }
+    }
+
+    /// Whether anything needs a scope.
+    pub fn is_open(&self) -> bool {
+        self.scopes.is_empty() && self.tools.values().all(Scopes::is_empty)
+    }
+
+    /// Whether `scope` is a scope token (RFC 6749, 3.3: `%x21 / %x23-5B /
+    /// %x5D-7E`, so no space, `"` or `\`) of at most
+    /// [`Access::MAX_SCOPE_BYTES`] bytes.
+    pub fn is_scope(scope: &str) -> bool {
+        (1..=Self::MAX_SCOPE_BYTES).contains(&scope.len())
+            && scope
+                .bytes()
+                .all(|b| matches!(b, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
+    }
 }
 
 /// What the host adds to a plugin's results (`[results]`). Not authority:
@@ -90,15 +149,32 @@ pub struct ResultOptions {
 }
 
 /// A durable key-value store (`wasi:keyvalue`), in the plugin's own
-/// namespace, keyed by its name.
+/// namespace, keyed by its name (and, with [`StatePer::Principal`], by its
+/// caller's).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateGrant {
+    /// Whose store a call opens: the plugin's one, or its caller's.
+    pub per: StatePer,
     /// The bucket names `open` accepts; any other is refused.
     pub buckets: Vec<String>,
     /// Bytes of keys and values the plugin may keep, all buckets together.
     pub quota: u64,
     /// Bytes of one value.
     pub value_limit: u64,
+}
+
+/// Whose store a call of a plugin with a `[state]` grant opens (`[state]
+/// per`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StatePer {
+    /// One store for the plugin, whoever calls (the default).
+    #[default]
+    Plugin,
+    /// A store for each principal (by [`corral_tool::Principal::key`]), each
+    /// under the plugin's quota. A call without a principal (stdio, a server
+    /// with one shared token) opens the plugin's shared store.
+    Principal,
 }
 
 impl StateGrant {
@@ -262,6 +338,12 @@ impl Manifest {
         let results = ResultOptions {
             mirror_structured: raw.results.mirror_structured,
         };
+        let access = match raw.access {
+            None => Access::default(),
+            Some(access) => access
+                .resolve()
+                .map_err(|(span, err)| at(Some(span), &format!("[access] {err}")))?,
+        };
         Ok(Manifest {
             path: Some(path.to_owned()),
             limits,
@@ -271,6 +353,7 @@ impl Manifest {
             http,
             state,
             results,
+            access,
         })
     }
 }
@@ -294,6 +377,90 @@ struct RawManifest {
     state: Option<Spanned<RawState>>,
     #[serde(default)]
     results: RawResults,
+    access: Option<RawAccess>,
+}
+
+/// `[access]`, each list with where it is.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAccess {
+    scopes: Option<Spanned<Vec<Spanned<String>>>>,
+    #[serde(default)]
+    tools: BTreeMap<Spanned<String>, Spanned<Vec<Spanned<String>>>>,
+}
+
+impl RawAccess {
+    fn resolve(self) -> Checked<Access> {
+        let scopes = match self.scopes {
+            None => Scopes::default(),
+            Some(list) => scope_list("scopes", list)?,
+        };
+        if self.tools.len() > Access::MAX_TOOLS {
+            let (first, _) = self.tools.first_key_value().expect("more than none");
+            return Err((
+                first.span(),
+                format!(
+                    "tools names {} tools; at most {} are allowed",
+                    self.tools.len(),
+                    Access::MAX_TOOLS
+                ),
+            ));
+        }
+        let mut tools = BTreeMap::new();
+        for (name, list) in self.tools {
+            let (span, name) = (name.span(), name.into_inner());
+            if !crate::metadata::is_valid_tool_name(&name) {
+                return Err((
+                    span,
+                    format!(
+                        "tools: `{}` is not a tool name (1 to 64 characters from A-Z, a-z, 0-9, `_` and `-`)",
+                        name.escape_debug()
+                    ),
+                ));
+            }
+            let what = format!("tools.{name}");
+            tools.insert(name, scope_list(&what, list)?);
+        }
+        Ok(Access { scopes, tools })
+    }
+}
+
+/// A list of scopes (`what` names it in errors): 1 to
+/// [`Access::MAX_SCOPES`] scope tokens.
+fn scope_list(what: &str, list: Spanned<Vec<Spanned<String>>>) -> Checked<Scopes> {
+    let (span, list) = (list.span(), list.into_inner());
+    if list.is_empty() {
+        return Err((
+            span,
+            format!("{what} lists no scope; leave it out (nothing needed: anyone signed in)"),
+        ));
+    }
+    if list.len() > Access::MAX_SCOPES {
+        return Err((
+            span,
+            format!(
+                "{what} lists {} scopes; at most {} are allowed",
+                list.len(),
+                Access::MAX_SCOPES
+            ),
+        ));
+    }
+    let mut scopes = Vec::with_capacity(list.len());
+    for scope in list {
+        let (span, scope) = (scope.span(), scope.into_inner());
+        if !Access::is_scope(&scope) {
+            return Err((
+                span,
+                format!(
+                    "{what}: `{}` is not a scope (1 to {} printable ASCII characters, no space, `\"` or `\\`)",
+                    crate::plugin_text::cut(&scope).escape_debug(),
+                    Access::MAX_SCOPE_BYTES
+                ),
+            ));
+        }
+        scopes.push(scope);
+    }
+    Ok(Scopes::new(scopes))
 }
 
 #[derive(Deserialize, Default)]
@@ -323,6 +490,8 @@ struct RawLimits {
     metadata: Option<Spanned<Size>>,
     rate: Option<Spanned<f64>>,
     burst: Option<Spanned<f64>>,
+    #[serde(rename = "rate-per")]
+    rate_per: Option<RatePer>,
 }
 
 /// A value's checked result, or where it is and what is wrong with it.
@@ -459,6 +628,7 @@ impl RawLimits {
             metadata_bytes,
             rate,
             burst,
+            rate_per: self.rate_per.unwrap_or_default(),
         })
     }
 }
@@ -623,6 +793,8 @@ struct RawState {
     quota: Option<Size>,
     #[serde(rename = "value-limit")]
     value_limit: Option<Size>,
+    #[serde(default)]
+    per: StatePer,
 }
 
 impl RawState {
@@ -685,6 +857,7 @@ impl RawState {
             StateGrant::DEFAULT_VALUE_LIMIT,
         )?;
         Ok(StateGrant {
+            per: self.per,
             buckets,
             quota,
             value_limit,
@@ -959,6 +1132,136 @@ mod tests {
                 "plugin.toml:2: invalid type: string \"yes\", expected a boolean",
             ),
             ("[results]\nmirror = true\n", "unknown field `mirror`"),
+        ] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(err.contains(why), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn access_names_the_scopes_of_the_plugin_and_of_some_tools() {
+        let scopes = |list: &[&str]| Scopes::new(list.iter().map(|s| s.to_string()));
+        assert_eq!(parse("").unwrap().access, Access::default());
+        assert!(parse("").unwrap().access.is_open());
+        let access = parse(
+            "[access]\nscopes = [\"files:read\", \"files:read\"]\ntools = { write_file = [\"files:write\"], edit_file = [\"files:write\", \"files:read\"] }\n",
+        )
+        .unwrap()
+        .access;
+        assert!(!access.is_open());
+        assert_eq!(access.scopes, scopes(&["files:read"]));
+        assert_eq!(
+            access.tool_scopes("write_file"),
+            scopes(&["files:read", "files:write"])
+        );
+        assert_eq!(
+            access.tool_scopes("edit_file"),
+            scopes(&["files:read", "files:write"])
+        );
+        assert_eq!(access.tool_scopes("read_file"), scopes(&["files:read"]));
+        // Only some tools, as its own table.
+        let access = parse("[access.tools]\ntally_reset = [\"admin\"]\n")
+            .unwrap()
+            .access;
+        assert!(access.scopes.is_empty());
+        assert_eq!(access.tool_scopes("tally_reset"), scopes(&["admin"]));
+        assert_eq!(access.tool_scopes("tally_add"), Scopes::default());
+        // Every character a scope token may hold.
+        let every: String = (0x21u8..=0x7e)
+            .filter(|b| *b != b'"' && *b != b'\\')
+            .map(char::from)
+            .collect();
+        assert!(Access::is_scope(&every[..90]) && Access::is_scope(&every[90..]));
+        assert!(Access::is_scope(&"s".repeat(128)));
+    }
+
+    #[test]
+    fn access_refuses_what_is_not_a_scope_naming_the_line() {
+        let many: Vec<String> = (0..65).map(|i| format!("\"s{i}\"")).collect();
+        let many = format!("[access]\nscopes = [{}]\n", many.join(", "));
+        let long = format!("[access]\nscopes = [\"{}\"]\n", "s".repeat(129));
+        for (text, why) in [
+            (
+                "[access]\n\nscopes = [\"a\", \"files read\"]\n",
+                "plugin.toml:3: [access] scopes: `files read` is not a scope",
+            ),
+            (
+                "[access]\nscopes = [\"café\"]\n",
+                "plugin.toml:2: [access] scopes: `café` is not a scope",
+            ),
+            (
+                "[access]\nscopes = [\"a\\\\b\"]\n",
+                "plugin.toml:2: [access] scopes: `a\\\\b` is not a scope",
+            ),
+            ("[access]\nscopes = [\"\\\"q\\\"\"]\n", "is not a scope"),
+            (
+                "[access]\nscopes = [\"\"]\n",
+                "plugin.toml:2: [access] scopes: `` is not a scope",
+            ),
+            (
+                "[access]\nscopes = [\"a\\u001b[2J\"]\n",
+                "`a\\u{1b}[2J` is not a scope",
+            ),
+            (long.as_str(), "is not a scope (1 to 128 printable ASCII"),
+            (
+                many.as_str(),
+                "plugin.toml:2: [access] scopes lists 65 scopes; at most 64 are allowed",
+            ),
+            (
+                "[access]\nscopes = []\n",
+                "plugin.toml:2: [access] scopes lists no scope",
+            ),
+            (
+                "[access]\nscopes = \"files:read\"\n",
+                "plugin.toml:2: invalid type: string \"files:read\", expected a sequence",
+            ),
+            (
+                "[access]\ntools = { \"write file\" = [\"w\"] }\n",
+                "plugin.toml:2: [access] tools: `write file` is not a tool name",
+            ),
+            (
+                "[access.tools]\nwrite_file = []\n",
+                "plugin.toml:2: [access] tools.write_file lists no scope",
+            ),
+            (
+                "[access.tools]\nwrite_file = [\"ok\"]\nedit_file = [\"not ok\"]\n",
+                "plugin.toml:3: [access] tools.edit_file: `not ok` is not a scope",
+            ),
+            (
+                "[access]\nprompts = { p = [\"a\"] }\n",
+                "plugin.toml:2: unknown field `prompts`, expected `scopes` or `tools`",
+            ),
+        ] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(err.contains(why), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn state_and_rate_limits_may_be_kept_per_principal() {
+        let manifest = parse("[state]\nbuckets = [\"b\"]\n").unwrap();
+        assert_eq!(manifest.state.unwrap().per, StatePer::Plugin);
+        assert_eq!(manifest.limits.rate_per, RatePer::Tool);
+        let manifest =
+            parse("[state]\nbuckets = [\"b\"]\nper = \"principal\"\n\n[limits]\nrate = 2\nrate-per = \"principal\"\n")
+                .unwrap();
+        assert_eq!(manifest.state.unwrap().per, StatePer::Principal);
+        assert_eq!(manifest.limits.rate_per, RatePer::Principal);
+        assert_eq!(manifest.limits.rate, 2.0);
+        let manifest =
+            parse("[state]\nbuckets = [\"b\"]\nper = \"plugin\"\n[limits]\nrate-per = \"tool\"\n")
+                .unwrap();
+        assert_eq!(manifest.state.unwrap().per, StatePer::Plugin);
+        assert_eq!(manifest.limits.rate_per, RatePer::Tool);
+        for (text, why) in [
+            (
+                "[state]\nbuckets = [\"b\"]\nper = \"user\"\n",
+                "plugin.toml:3: unknown variant `user`, expected `plugin` or `principal`",
+            ),
+            (
+                "[limits]\nrate = 1\nrate-per = \"caller\"\n",
+                "plugin.toml:3: unknown variant `caller`, expected `tool` or `principal`",
+            ),
         ] {
             let err = parse(text).unwrap_err().to_string();
             assert!(err.contains(why), "{text}: {err}");

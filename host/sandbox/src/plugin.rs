@@ -20,7 +20,8 @@ use std::collections::BTreeMap;
 use corral_tool::{
     ArgumentProblem, CallContext, CallEvent, CallOutput, CompleteError, Completions, Content,
     LogLevel, MAX_COMPLETION_VALUES, PromptDef, PromptError, PromptMessage, PromptOutput,
-    ReadError, ResourceContents, ResourceDef, ResourceItem, ResourceTemplateDef, Role, ToolDef,
+    ReadError, ResourceContents, ResourceDef, ResourceItem, ResourceTemplateDef, Role, Scopes,
+    ToolDef,
 };
 
 use crate::ask::{InputRequired, WaitingCalls};
@@ -31,7 +32,7 @@ use crate::manifest::Manifest;
 use crate::metadata::{CheckedTool, printable};
 use crate::naming::plugin_name;
 use crate::offerings::{CheckedTemplate, check_prompts, check_resources, check_uri};
-use crate::quota::{TokenBucket, retry_after};
+use crate::quota::{Refused, ToolRate, retry_after};
 use crate::sandbox::{CallState, Failure, Sandbox, Spent};
 use crate::units::group_digits;
 use crate::units::human_bytes;
@@ -62,9 +63,11 @@ pub struct Plugin {
     resources: Arc<[ResourceDef]>,
     templates: Arc<[CheckedTemplate]>,
     prompts: Vec<PromptDef>,
-    /// One bucket per tool, in `tools` order; shared with the versions
+    /// Each tool's rate limit, in `tools` order; shared with the versions
     /// [`Plugin::relist`] makes, for the tools they keep.
-    buckets: Vec<Arc<TokenBucket>>,
+    buckets: Vec<Arc<ToolRate>>,
+    /// The scopes each tool needs (`[access]`), in `tools` order.
+    tool_scopes: Vec<Scopes>,
     /// Permits for calls running at once, shared with the versions
     /// [`Plugin::relist`] makes: a re-list does not reset the limit.
     running: Arc<tokio::sync::Semaphore>,
@@ -159,8 +162,9 @@ impl Plugin {
         } = list_all(sandbox, &pre, &name, &manifest).await?;
         let buckets = tools
             .iter()
-            .map(|_| Arc::new(TokenBucket::new(limits.rate, limits.burst)))
+            .map(|_| Arc::new(ToolRate::new(&limits)))
             .collect();
+        let tool_scopes = access_of_tools(&name, &manifest, &tools);
         tracing::info!(
             plugin = %name,
             tools = tools.len(),
@@ -186,6 +190,7 @@ impl Plugin {
             templates: templates.into(),
             prompts,
             buckets,
+            tool_scopes,
             running: Arc::new(tokio::sync::Semaphore::new(limits.concurrency as usize)),
             tasks: Arc::new(tokio::sync::Semaphore::new(MAX_TASKS_RUNNING)),
             waiting: WaitingCalls::for_concurrency(limits.concurrency),
@@ -213,9 +218,10 @@ impl Plugin {
                     .iter()
                     .position(|old| old.def.name == tool.def.name)
                     .map(|index| self.buckets[index].clone())
-                    .unwrap_or_else(|| Arc::new(TokenBucket::new(limits.rate, limits.burst)))
+                    .unwrap_or_else(|| Arc::new(ToolRate::new(limits)))
             })
             .collect();
+        let tool_scopes = access_of_tools(&self.name, &self.manifest, &tools);
         Ok(Plugin {
             name: self.name.clone(),
             path: self.path.clone(),
@@ -228,6 +234,7 @@ impl Plugin {
             templates: templates.into(),
             prompts,
             buckets,
+            tool_scopes,
             running: self.running.clone(),
             tasks: self.tasks.clone(),
             waiting: self.waiting.clone(),
@@ -284,6 +291,19 @@ impl Plugin {
         &self.manifest
     }
 
+    /// The scopes a caller needs for everything the plugin offers
+    /// (`[access] scopes`); empty: anyone signed in.
+    pub fn scopes(&self) -> &Scopes {
+        &self.manifest.access.scopes
+    }
+
+    /// The scopes a caller needs for tool number `index` (in
+    /// [`Plugin::tools`] order): the plugin's and the tool's own
+    /// (`[access] tools`), computed once at load.
+    pub fn tool_scopes(&self, index: usize) -> &Scopes {
+        &self.tool_scopes[index]
+    }
+
     /// Calls tool number `index` (in [`Plugin::tools`] order), served to
     /// clients as `name`, with `arguments`.
     ///
@@ -300,6 +320,7 @@ impl Plugin {
         context: CallContext,
     ) -> CallOutput {
         let events = context.events.clone();
+        let principal = context.principal.as_ref().map(|p| p.describe());
         let started = Instant::now();
         let CallRecord {
             output,
@@ -322,6 +343,7 @@ impl Plugin {
             fuel: fuel_used,
             outcome: outcome.label(),
             arguments: self.sandbox.options().log_arguments.then_some(arguments),
+            principal,
         };
         self.after_call(spent, warning, events.as_ref(), audit);
         output
@@ -588,6 +610,7 @@ impl Plugin {
         let mut invoked = Invoked {
             started,
             events,
+            principal: context.principal.as_ref().map(|p| p.describe()),
             outcome: Outcome::Ok,
             fuel_used: 0,
             spent: None,
@@ -664,6 +687,7 @@ impl Plugin {
             fuel: invoked.fuel_used,
             outcome: outcome.label(),
             arguments,
+            principal: invoked.principal,
         };
         let warning = warning.clone().filter(|_| outcome.is_host_event());
         self.after_call(invoked.spent, warning, invoked.events.as_ref(), audit);
@@ -841,7 +865,7 @@ impl Plugin {
     ) -> CallRecord {
         let tool = &self.tools[index];
         let limits = &self.manifest.limits;
-        let _permit = match self.admit(index, name) {
+        let _permit = match self.admit(index, name, context.principal.as_deref()) {
             Ok(permit) => permit,
             Err(refusal) => return CallRecord::refused(refusal, arguments),
         };
@@ -996,7 +1020,12 @@ impl Plugin {
     /// Admits a call of tool number `index` under the plugin's concurrency
     /// limit, the server's rate limit and the tool's own, in that order; the
     /// permit is held for as long as the call runs.
-    fn admit(&self, index: usize, name: &str) -> Result<OwnedSemaphorePermit, Refusal> {
+    fn admit(
+        &self,
+        index: usize,
+        name: &str,
+        principal: Option<&corral_tool::Principal>,
+    ) -> Result<OwnedSemaphorePermit, Refusal> {
         let refused = |label, message| Refusal {
             message,
             outcome: Outcome::Refused(label),
@@ -1020,15 +1049,28 @@ impl Plugin {
                 ),
             ));
         }
-        if let Err(wait) = self.buckets[index].take() {
-            return Err(refused(
-                "rate-limit",
-                format!(
-                    "Tool `{name}` refused: rate limit of {} calls per second reached; retry in {}",
-                    self.buckets[index].rate(),
-                    retry_after(wait)
-                ),
-            ));
+        match self.buckets[index].take(principal) {
+            Ok(()) => {}
+            Err((wait, Refused::Tool)) => {
+                return Err(refused(
+                    "rate-limit",
+                    format!(
+                        "Tool `{name}` refused: rate limit of {} calls per second reached; retry in {}",
+                        self.buckets[index].rate(),
+                        retry_after(wait)
+                    ),
+                ));
+            }
+            Err((wait, Refused::Principal)) => {
+                return Err(refused(
+                    "principal-rate-limit",
+                    format!(
+                        "Tool `{name}` refused: your rate limit of {} calls per second (per caller) reached; retry in {}",
+                        self.buckets[index].rate(),
+                        retry_after(wait)
+                    ),
+                ));
+            }
         }
         Ok(permit)
     }
@@ -1070,6 +1112,8 @@ impl Plugin {
 struct Invoked {
     started: Instant,
     events: Option<corral_tool::EventSink>,
+    /// Who called, for the audit line ([`corral_tool::Principal::describe`]).
+    principal: Option<String>,
     outcome: Outcome,
     fuel_used: u64,
     spent: Option<Spent>,
@@ -1081,6 +1125,25 @@ fn result_warning<T>(result: &Result<T, ReadError>) -> Option<String> {
         Err(ReadError::Failed(message)) => Some(message.clone()),
         _ => None,
     }
+}
+
+/// The scopes each of `tools` needs under `manifest`'s `[access]`; a tool
+/// that `[access] tools` names and the plugin does not list is warned of
+/// (its list may depend on its state: not an error).
+fn access_of_tools(plugin: &str, manifest: &Manifest, tools: &[CheckedTool]) -> Vec<Scopes> {
+    let access = &manifest.access;
+    for named in access.tools.keys() {
+        if !tools.iter().any(|tool| tool.def.name == *named) {
+            tracing::warn!(
+                plugin = %plugin,
+                "[access] tools names `{named}`, which plugin `{plugin}` does not list (now): its scopes apply if it ever does"
+            );
+        }
+    }
+    tools
+        .iter()
+        .map(|tool| access.tool_scopes(&tool.def.name))
+        .collect()
 }
 
 /// What a plugin lists, validated.
@@ -1207,6 +1270,10 @@ struct Audit {
     outcome: &'static str,
     /// Only when the server logs arguments (they may be private).
     arguments: Option<Value>,
+    /// Who called, over authorized HTTP
+    /// ([`corral_tool::Principal::describe`]: subject and issuer, never a
+    /// token); `None` otherwise.
+    principal: Option<String>,
 }
 
 impl Audit {
@@ -1219,25 +1286,29 @@ impl Audit {
             fuel,
             outcome,
             arguments,
+            principal,
         } = self;
+        // Recorded as a string field (escaped by the log's formatter: a
+        // subject is the issuer's text), and left out when absent.
+        let principal = principal.as_deref();
         match (kind, arguments) {
             (Kind::Tool, Some(arguments)) => {
-                tracing::info!(plugin = %plugin, tool = %name, elapsed_us, fuel, outcome, %arguments, "call")
+                tracing::info!(plugin = %plugin, tool = %name, elapsed_us, fuel, outcome, principal, %arguments, "call")
             }
             (Kind::Tool, None) => {
-                tracing::info!(plugin = %plugin, tool = %name, elapsed_us, fuel, outcome, "call")
+                tracing::info!(plugin = %plugin, tool = %name, elapsed_us, fuel, outcome, principal, "call")
             }
             (Kind::Prompt, Some(arguments)) => {
-                tracing::info!(plugin = %plugin, prompt = %name, elapsed_us, fuel, outcome, %arguments, "call")
+                tracing::info!(plugin = %plugin, prompt = %name, elapsed_us, fuel, outcome, principal, %arguments, "call")
             }
             (Kind::Prompt, None) => {
-                tracing::info!(plugin = %plugin, prompt = %name, elapsed_us, fuel, outcome, "call")
+                tracing::info!(plugin = %plugin, prompt = %name, elapsed_us, fuel, outcome, principal, "call")
             }
             (Kind::Resource, _) => {
-                tracing::info!(plugin = %plugin, resource = %name, elapsed_us, fuel, outcome, "call")
+                tracing::info!(plugin = %plugin, resource = %name, elapsed_us, fuel, outcome, principal, "call")
             }
             (Kind::Complete, _) => {
-                tracing::info!(plugin = %plugin, complete = %name, elapsed_us, fuel, outcome, "call")
+                tracing::info!(plugin = %plugin, complete = %name, elapsed_us, fuel, outcome, principal, "call")
             }
         }
     }

@@ -35,14 +35,15 @@ use crate::crash;
 use crate::function_cache::FunctionCache;
 use crate::http::HttpPolicy;
 use crate::limits::Limits;
-use crate::manifest::Manifest;
+use crate::manifest::{Manifest, StatePer};
 use crate::missing_grant;
+use crate::naming;
 use crate::plugin_text;
 use crate::quota::TokenBucket;
 use crate::state::keyvalue::{KeyValueView, StateAccess};
 use crate::state::{self, StateStore};
 use crate::units::{group_digits, human_bytes, human_duration};
-use corral_tool::{CallContext, CallEvent, EventSink, LogLevel};
+use corral_tool::{CallContext, CallEvent, EventSink, LogLevel, Principal};
 
 /// How often the epoch advances. Running wasm yields to the async runtime at
 /// every tick, which bounds how late a timeout or a cancellation takes effect.
@@ -550,6 +551,7 @@ impl Sandbox {
                     stderr: String::new(),
                 })?;
         }
+        let principal = context.principal;
         let state = CallState {
             wasi: wasi.build(),
             table: ResourceTable::new(),
@@ -581,7 +583,8 @@ impl Sandbox {
             },
             state: manifest.state.clone().map(|grant| {
                 let backend = self.options.state.as_ref().map(|store| store.0.clone());
-                StateAccess::new(backend, plugin.clone(), grant)
+                let namespace = state_namespace(plugin, grant.per, principal.as_deref());
+                StateAccess::new(backend, namespace, grant)
             }),
         };
         let mut store = Store::new(&self.engine, state);
@@ -787,6 +790,19 @@ fn not_a_component(bytes: &[u8]) -> Option<String> {
         ));
     }
     None
+}
+
+/// The namespace of the store a call of `plugin` opens: the plugin's own,
+/// or, with `[state] per = "principal"` and a principal calling, that
+/// principal's (see [`naming::principal_namespace`]). Chosen here from
+/// what the host knows, never from anything the guest says.
+fn state_namespace(plugin: &Arc<str>, per: StatePer, principal: Option<&Principal>) -> Arc<str> {
+    match (per, principal) {
+        (StatePer::Principal, Some(principal)) => {
+            naming::principal_namespace(plugin, &principal.key()).into()
+        }
+        _ => plugin.clone(),
+    }
 }
 
 /// Per-call state inside a store.

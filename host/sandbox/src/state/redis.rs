@@ -16,7 +16,9 @@
 //!
 //! `corral:plugins` is the set of plugins that keep anything. A plugin's
 //! name holds only `[A-Za-z0-9_-]` (the host makes it so), so the braces
-//! end the name and no two namespaces share a key.
+//! end the name and no two namespaces share a key; a principal's own store
+//! of a plugin (`[state] per = "principal"`) is the namespace
+//! `NAME@KEY`, its key 32 hex digits (`crate::naming::principal_namespace`).
 //!
 //! Connections are kept for reuse; one that failed is dropped, with every
 //! idle one (they failed the same way, most likely: the server went away),
@@ -169,7 +171,8 @@ struct Keys {
 impl Keys {
     fn of(plugin: &str) -> Result<Keys, String> {
         let valid = (!plugin.is_empty() && plugin.chars().all(crate::naming::is_name_char))
-            || crate::naming::is_host_namespace(plugin);
+            || crate::naming::is_host_namespace(plugin)
+            || crate::naming::is_principal_namespace(plugin);
         if !valid {
             return Err(format!(
                 "{:?} is not a plugin's name (letters, digits, `-` and `_`)",
