@@ -24,6 +24,14 @@
 //! together (see `host`). Completing a template's variable asks every
 //! plugin with that exact template.
 //!
+//! # Access
+//! Over authorized HTTP, what each served item needs of a caller's token
+//! ([`Snapshot::required_scopes`]) comes from its plugin's `[access]`,
+//! mapped through the served names: a tool served as `calc_add` needs what
+//! `[access]` says of `add` in `calc.toml`. It is worked out when a
+//! snapshot is built (see `access`), so that a list request filtering
+//! thousands of items only looks each up.
+//!
 //! # Changes
 //! A new snapshot is [published](Catalog::publish) whole: requests that
 //! already hold the old one finish on it. Reloads and re-lists
@@ -47,18 +55,22 @@ use anyhow::{Context as _, Result};
 use arc_swap::ArcSwap;
 use tokio::sync::{Semaphore, broadcast, watch};
 
+use crate::access::ResourceAccess;
 use crate::reports::Reports;
 use corral_registry::lock::{Lock, Mismatch};
 use corral_sandbox::{Plugin, PluginFiles, Sandbox, is_valid_tool_name};
 use corral_tool::{
-    LogLevel, NotLoaded, Offers, PromptDef, ResourceDef, ResourceTemplateDef, ToolDef,
+    LogLevel, NotLoaded, Offers, PromptDef, ResourceDef, ResourceTemplateDef, Scopes, Target,
+    ToolDef,
 };
 
-/// Where a served tool name leads.
+/// Where a served tool or prompt name leads, and what a caller needs to
+/// reach it.
 #[derive(Debug, Clone)]
 struct Route {
     plugin: Arc<Plugin>,
     index: usize,
+    scopes: Scopes,
 }
 
 /// One consistent view of the plugins, their tools, prompts, resources and
@@ -73,6 +85,9 @@ pub struct Snapshot {
     resources: Arc<[ResourceDef]>,
     templates: Arc<[ResourceTemplateDef]>,
     offers: Offers,
+    /// What the resources and templates need; `None`: no plugin needs a
+    /// scope.
+    resource_access: Option<ResourceAccess>,
 }
 
 impl Snapshot {
@@ -121,6 +136,7 @@ impl Snapshot {
                     Route {
                         plugin: plugin.clone(),
                         index,
+                        scopes: plugin.tool_scopes(index).clone(),
                     },
                 );
             }
@@ -143,6 +159,7 @@ impl Snapshot {
             prompts: !prompts.is_empty(),
             completions: completes && (!prompts.is_empty() || !templates.is_empty()),
         };
+        let resource_access = ResourceAccess::new(&plugins);
         Snapshot {
             plugins,
             tools: tools.into(),
@@ -152,6 +169,37 @@ impl Snapshot {
             resources: resources.into(),
             templates: templates.into(),
             offers,
+            resource_access,
+        }
+    }
+
+    /// What a caller's token must grant to see or reach `target`, from the
+    /// `[access]` of the plugin that serves it: a tool needs its plugin's
+    /// scopes and its own (by the name the plugin gives it, whatever name
+    /// it is served under); a prompt or template its plugin's; a resource
+    /// those of the plugins a read of it would ask (that list it, or whose
+    /// template matches it). Several plugins: all of their scopes. What no
+    /// plugin serves needs nothing (and is not found).
+    pub fn required_scopes(&self, target: Target<'_>) -> Scopes {
+        let routed = |routes: &HashMap<String, Route>, name: &str| {
+            routes
+                .get(name)
+                .map(|route| route.scopes.clone())
+                .unwrap_or_default()
+        };
+        match target {
+            Target::Tool(name) => routed(&self.routes, name),
+            Target::Prompt(name) => routed(&self.prompt_routes, name),
+            Target::Resource(uri) => self
+                .resource_access
+                .as_ref()
+                .map(|access| access.resource(uri))
+                .unwrap_or_default(),
+            Target::ResourceTemplate(template) => self
+                .resource_access
+                .as_ref()
+                .map(|access| access.template(template))
+                .unwrap_or_default(),
         }
     }
 
@@ -286,6 +334,7 @@ fn served_prompts(plugins: &[Arc<Plugin>]) -> (Vec<PromptDef>, HashMap<String, R
                 Route {
                     plugin: plugin.clone(),
                     index,
+                    scopes: plugin.scopes().clone(),
                 },
             );
         }
@@ -538,6 +587,12 @@ impl Catalog {
     /// The served tools as of now, without taking the whole snapshot.
     pub fn tools(&self) -> Arc<[ToolDef]> {
         self.current.load().tools.clone()
+    }
+
+    /// What `target` needs as of now ([`Snapshot::required_scopes`]),
+    /// without taking the whole snapshot.
+    pub fn required_scopes(&self, target: Target<'_>) -> Scopes {
+        self.current.load().required_scopes(target)
     }
 
     /// Whether the first snapshot has been published.

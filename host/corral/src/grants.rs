@@ -2,6 +2,8 @@
 //! whether to run it (`corral inspect`, `corral pull`).
 
 use corral_sandbox::Manifest;
+use corral_sandbox::limits::RatePer;
+use corral_sandbox::manifest::StatePer;
 use corral_sandbox::units::{group_digits, human_bytes, human_duration};
 
 /// Whether the manifest grants any authority (directories, environment
@@ -46,8 +48,14 @@ pub fn authority_lines(manifest: &Manifest) -> Vec<String> {
         ));
     }
     if let Some(state) = &manifest.state {
+        let whose = match state.per {
+            StatePer::Plugin => "",
+            StatePer::Principal => {
+                " each, one store per caller over authorized HTTP (callers without a principal share the plugin's)"
+            }
+        };
         lines.push(format!(
-            "a durable key-value store (wasi:keyvalue), buckets {}, quota {}, values up to {}",
+            "a durable key-value store (wasi:keyvalue), buckets {}, quota {}{whose}, values up to {}",
             shown(&state.buckets.join(", ")),
             human_bytes(state.quota as usize),
             human_bytes(state.value_limit as usize)
@@ -56,11 +64,45 @@ pub fn authority_lines(manifest: &Manifest) -> Vec<String> {
     lines
 }
 
+/// Who may reach the plugin over authorized HTTP (`[access]`), a line each:
+/// the scopes of everything it offers, then each tool's. `served`: the
+/// plugin's tool names, when it loaded; a tool `[access]` names that it
+/// does not list is said to be so.
+pub fn access_lines(manifest: &Manifest, served: Option<&[&str]>) -> Vec<String> {
+    let access = &manifest.access;
+    if access.is_open() {
+        return vec!["anyone signed in (no scope needed; no [access] table)".into()];
+    }
+    let mut lines = Vec::new();
+    if !access.scopes.is_empty() {
+        lines.push(format!(
+            "everything it offers needs scope {}",
+            shown(&access.scopes.joined())
+        ));
+    }
+    for name in access.tools.keys() {
+        let listed = match served {
+            Some(served) if !served.contains(&name.as_str()) => " (not listed by the plugin now)",
+            _ => "",
+        };
+        lines.push(format!(
+            "tool {} needs scope {}{listed}",
+            shown(name),
+            shown(&access.tool_scopes(name).joined())
+        ));
+    }
+    lines
+}
+
 /// The limits, on one line.
 pub fn limits_line(manifest: &Manifest) -> String {
     let limits = &manifest.limits;
+    let per = match limits.rate_per {
+        RatePer::Tool => "per tool",
+        RatePer::Principal => "per tool and caller",
+    };
     format!(
-        "fuel {}, memory {}, timeout {}, input wait {}, output {}, {} concurrent calls, {} calls/s per tool (burst {}); as a task after {}, for up to {}, kept {}",
+        "fuel {}, memory {}, timeout {}, input wait {}, output {}, {} concurrent calls, {} calls/s {per} (burst {}); as a task after {}, for up to {}, kept {}",
         group_digits(limits.fuel),
         human_bytes(limits.memory_bytes),
         human_duration(limits.timeout),
@@ -78,4 +120,44 @@ pub fn limits_line(manifest: &Manifest) -> String {
 /// `text` with control characters (and quotes and backslashes) escaped.
 pub fn shown(text: &str) -> String {
     text.chars().flat_map(char::escape_debug).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn manifest(text: &str) -> Manifest {
+        Manifest::parse(text, Path::new("/tmp/p.toml")).unwrap()
+    }
+
+    #[test]
+    fn the_access_policy_is_shown_with_each_tools_scopes() {
+        assert_eq!(
+            access_lines(&manifest(""), None),
+            ["anyone signed in (no scope needed; no [access] table)"]
+        );
+        let policy = manifest(
+            "[access]\nscopes = [\"files:read\"]\ntools = { write_file = [\"files:write\"], gone = [\"x\"] }\n",
+        );
+        assert_eq!(
+            access_lines(&policy, Some(&["read_file", "write_file"])),
+            [
+                "everything it offers needs scope files:read",
+                "tool gone needs scope files:read x (not listed by the plugin now)",
+                "tool write_file needs scope files:read files:write",
+            ]
+        );
+    }
+
+    #[test]
+    fn per_principal_state_and_rates_are_said() {
+        let m = manifest(
+            "[state]\nbuckets = [\"default\"]\nper = \"principal\"\n[limits]\nrate-per = \"principal\"\n",
+        );
+        let lines = authority_lines(&m).join("\n");
+        assert!(lines.contains("one store per caller"), "{lines}");
+        assert!(limits_line(&m).contains("calls/s per tool and caller"));
+        assert!(limits_line(&manifest("")).contains("calls/s per tool (burst"));
+    }
 }

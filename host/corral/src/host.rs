@@ -14,8 +14,8 @@ use corral_sandbox::plugin::Completing;
 use corral_tool::{
     CallContext, CallOutput, CompleteError, CompletionRef, CompletionRequest, Completions,
     HostEvents, MAX_COMPLETION_VALUES, NotLoaded, Offers, PromptDef, PromptError, PromptOutput,
-    ReadError, ResourceDef, ResourceItem, ResourceTemplateDef, ToolDef, ToolHost, UnknownTool,
-    close_names,
+    ReadError, ResourceDef, ResourceItem, ResourceTemplateDef, Scopes, Target, ToolDef, ToolHost,
+    UnknownTool, close_names,
 };
 
 /// A served folder, as the protocol sees it.
@@ -52,6 +52,12 @@ impl ToolHost for FolderHost {
 
     fn not_loaded(&self) -> Arc<[NotLoaded]> {
         self.catalog.not_loaded()
+    }
+
+    /// From the `[access]` of the plugins that serve `target` (see
+    /// [`crate::catalog::Snapshot::required_scopes`]).
+    fn required_scopes(&self, target: Target<'_>) -> Scopes {
+        self.catalog.required_scopes(target)
     }
 
     fn subscribe(&self) -> Option<HostEvents> {

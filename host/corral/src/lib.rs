@@ -4,7 +4,8 @@
 //! (`corral-mcp`) serves a [`ToolHost`](corral_tool::ToolHost), and
 //! [`host`] is one: the [`catalog`] routes each tool name to a plugin of
 //! the sandbox (`corral-sandbox`), and [`reports`] carries what the server
-//! says about its plugins to clients' logs. Beside that path: [`watch`]
+//! says about its plugins to clients' logs; [`access`] works out what the
+//! served resources need of a caller's token. Beside that path: [`watch`]
 //! turns filesystem events into debounced batches and [`reload`] applies
 //! them to the catalog as new snapshots; [`relist`] does the same for a
 //! plugin that says its tools changed. For plugin authors, apart from
@@ -24,6 +25,7 @@
 //! output checks (`corral-sandbox`) -> shaping for the client's revision
 //! (`corral-mcp`) -> wire. `corral-tool` holds the types they share.
 
+pub mod access;
 pub mod bindings;
 pub mod catalog;
 pub mod componentize;

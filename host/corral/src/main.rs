@@ -1190,6 +1190,16 @@ fn print_inspection(inspection: &Inspection) {
         };
         println!("  {name}: {what}");
     }
+    // Over authorized HTTP only: the scopes callers need.
+    let served: Option<Vec<&str>> = inspection
+        .loaded
+        .as_ref()
+        .ok()
+        .map(|plugin| plugin.tools().map(|tool| tool.name.as_str()).collect());
+    println!("access");
+    for line in grants::access_lines(manifest, served.as_deref()) {
+        println!("  {line}");
+    }
     let plugin = match &inspection.loaded {
         Ok(plugin) => plugin,
         Err(reason) => {
