@@ -15,7 +15,7 @@
 //! - `[state] per = "principal"` gives each caller a store of their own;
 //!   without it callers share one.
 //! - Two replicas behind nginx accept the same tokens and keep a
-//!   principal's state together (Redis).
+//!   principal's state and tasks together (Redis), out of other callers' reach.
 
 #[path = "support/http.rs"]
 mod http;
@@ -29,6 +29,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -36,7 +37,7 @@ use http::{Client, HttpServer, Response};
 use nginx::{Nginx, free_port};
 use redis::RedisServer;
 use support::oidc::{Issuer, OidcClient, decode_claims};
-use support::{example, folder_with, repo_root, run_setup, write_file};
+use support::{conformance_folder, example, folder_with, repo_root, run_setup, write_file};
 
 /// The scope every caller needs (`--oauth-scope`).
 const BASE_SCOPE: &str = "mcp";
@@ -749,4 +750,84 @@ fn two_replicas_behind_nginx_accept_the_same_tokens_and_keep_a_principals_todo_i
         "both replicas answered: {listed_by:?}\n{}",
         nginx.error_log()
     );
+}
+
+#[test]
+fn a_task_alice_starts_through_nginx_is_hers_on_both_replicas_and_not_bobs() {
+    let (alice, bob) = (
+        OidcClient::new("alice", BASE_SCOPE),
+        OidcClient::new("bob", BASE_SCOPE),
+    );
+    let issuer = Issuer::start(&[alice.clone(), bob.clone()]);
+    let redis = RedisServer::start();
+    let state = redis.url();
+    let folder = conformance_folder("");
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let extra = ["--state", state.as_str()];
+    let first = start_replica(folder.path(), 0, &resource, &issuer, &extra);
+    let second = start_replica(folder.path(), 0, &resource, &issuer, &extra);
+    let nginx = Nginx::start(port, &[first.addr, second.addr]);
+    let mut alice_client = with_token(
+        Client::new(nginx.addr()),
+        &issuer.token(&alice, BASE_SCOPE, &resource),
+    );
+    let mut bob_client = with_token(
+        Client::new(nginx.addr()),
+        &issuer.token(&bob, BASE_SCOPE, &resource),
+    );
+    let task = |client: &mut Client, method: &str, params: Value| -> (Value, String) {
+        let response = client.stateless(method, http::declaring_tasks(params));
+        assert_eq!(
+            response.status,
+            200,
+            "{}\n{}",
+            response.text(),
+            nginx.error_log()
+        );
+        let replica = response.header("x-corral-replica").unwrap().to_string();
+        (response.answer(), replica)
+    };
+
+    let (created, _) = task(
+        &mut alice_client,
+        "tools/call",
+        json!({ "name": "slow_compute", "arguments": { "seconds": 2 } }),
+    );
+    let id = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no task: {created}"))
+        .to_owned();
+    let mut answered_by = HashMap::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        // Bob, on whichever replica, is answered as for a task that does
+        // not exist.
+        let peeked =
+            bob_client.stateless("tasks/get", http::declaring_tasks(json!({ "taskId": id })));
+        let unknown = bob_client.stateless(
+            "tasks/get",
+            http::declaring_tasks(json!({ "taskId": "no-such-task" })),
+        );
+        assert_eq!(
+            peeked.status,
+            400,
+            "bob read alice's task: {}",
+            peeked.text()
+        );
+        assert_eq!(peeked.status, unknown.status);
+        assert_eq!(peeked.answer()["error"], unknown.answer()["error"]);
+        let (got, replica) = task(&mut alice_client, "tasks/get", json!({ "taskId": id }));
+        *answered_by.entry(replica).or_insert(0) += 1;
+        match got["result"]["status"].as_str() {
+            Some("completed") if answered_by.len() == 2 => break,
+            Some("working" | "completed") => {}
+            _ => panic!("{got}"),
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not answered by both replicas: {answered_by:?} {got}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
