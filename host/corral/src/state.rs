@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
+use corral_sandbox::naming;
 use corral_sandbox::state::redis::Redis;
 use corral_sandbox::state::sqlite::{Sqlite, Sync};
 use corral_sandbox::state::{Backend, StateStore};
@@ -64,7 +65,12 @@ pub fn default_path(folder: &Path) -> Result<PathBuf> {
 }
 
 /// `corral state list`: without a plugin, the plugins that keep anything;
-/// with one, its entries (values cut short, at most 1,000 entries).
+/// with one, its entries (values cut short, at most 1,000 entries). A
+/// plugin whose state is kept per principal shows as its shared store
+/// (`NAME`, what calls without a principal keep) and one `NAME@KEY` for
+/// each principal's own (the key a hash of issuer and subject: see
+/// `corral_tool::Principal::key`), each listed, read and cleared by that
+/// name.
 pub fn list(store: &StateStore, plugin: Option<&str>, out: &mut impl Write) -> Result<()> {
     let backend = &store.0;
     match plugin {
@@ -118,10 +124,22 @@ pub fn get(store: &StateStore, plugin: &str, bucket: &str, key: &str) -> Result<
     }
 }
 
-/// `corral state clear`: deletes what `plugin` keeps; returns how many
-/// entries.
+/// `corral state clear`: deletes what `plugin` keeps, in its shared store
+/// and in every principal's own store of it (`[state] per = "principal"`,
+/// namespaces `PLUGIN@KEY`); returns how many entries. Named as
+/// `PLUGIN@KEY`, one principal's store alone.
 pub fn clear(store: &StateStore, plugin: &str) -> Result<u64> {
-    Ok(store.0.clear(plugin)?)
+    let backend = &store.0;
+    let mut removed = backend.clear(plugin)?;
+    if !naming::is_principal_namespace(plugin) {
+        let prefix = format!("{plugin}@");
+        for namespace in backend.plugins()? {
+            if namespace.starts_with(&prefix) && naming::is_principal_namespace(&namespace) {
+                removed += backend.clear(&namespace)?;
+            }
+        }
+    }
+    Ok(removed)
 }
 
 /// `text` with control characters escaped, cut at `max` characters.
@@ -164,5 +182,43 @@ mod tests {
             let err = store(Some(bad), Path::new(".")).err().unwrap().to_string();
             assert!(err.starts_with(&format!("--state {bad}")), "{err}");
         }
+    }
+
+    #[test]
+    fn clearing_a_plugin_clears_each_principals_store_of_it_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = format!("sqlite:{}", dir.path().join("s.db").display());
+        let store = store(Some(&spec), Path::new(".")).unwrap();
+        let key = |n: u8| format!("{n:032x}");
+        let ns = |plugin: &str| corral_sandbox::state::Namespace {
+            plugin: plugin.into(),
+            bucket: "default".into(),
+        };
+        let entry = vec![("k".to_string(), b"v".to_vec())];
+        let namespaces = [
+            "todo".to_string(),
+            naming::principal_namespace("todo", &key(1)),
+            naming::principal_namespace("todo", &key(2)),
+            naming::principal_namespace("todo-two", &key(1)),
+            "todo-two".to_string(),
+        ];
+        for plugin in &namespaces {
+            store.0.set_many(&ns(plugin), &entry, 1000).unwrap();
+        }
+        let mut listed = Vec::new();
+        list(&store, None, &mut listed).unwrap();
+        let listed = String::from_utf8(listed).unwrap();
+        assert!(
+            listed.contains(&format!("todo@{}  1 keys, 2 bytes", key(2))),
+            "{listed}"
+        );
+        // One principal's store alone, by its name.
+        assert_eq!(clear(&store, &namespaces[2]).unwrap(), 1);
+        // The plugin: its shared store and every principal's.
+        assert_eq!(clear(&store, "todo").unwrap(), 2);
+        assert_eq!(
+            store.0.plugins().unwrap(),
+            ["todo-two", namespaces[3].as_str()]
+        );
     }
 }
