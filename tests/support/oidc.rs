@@ -47,11 +47,15 @@ impl OidcClient {
     }
 }
 
-/// The npm prefix holding oidc-provider (`tests/oidc/setup`), once per test binary.
-pub fn provider_prefix() -> String {
-    static DONE: OnceLock<String> = OnceLock::new();
-    DONE.get_or_init(|| run_setup("tests/oidc/setup")[0].clone())
-        .clone()
+/// The node binary to run oidc-provider with (Node 22 LTS or later) and
+/// the npm prefix holding it (`tests/oidc/setup`), once per test binary.
+pub fn provider_setup() -> (String, String) {
+    static DONE: OnceLock<(String, String)> = OnceLock::new();
+    DONE.get_or_init(|| {
+        let lines = run_setup("tests/oidc/setup");
+        (lines[0].clone(), lines[1].clone())
+    })
+    .clone()
 }
 
 /// A running authorization server.
@@ -75,7 +79,7 @@ impl Issuer {
     /// Starts the provider on a free loopback port with `clients`
     /// pre-registered, and waits until it listens.
     pub fn start(clients: &[OidcClient]) -> Issuer {
-        let prefix = provider_prefix();
+        let (node, prefix) = provider_setup();
         let key = random_key();
         let kid = format!("corral-test-{}", hex(&random_bytes::<6>()));
         let mut jwk = public_jwk(&key, &kid);
@@ -94,7 +98,7 @@ impl Issuer {
             .collect();
         let settings = json!({ "key": jwk, "scopes": SCOPES, "clients": clients, "users": USERS });
         std::fs::write(&config_path, settings.to_string()).unwrap();
-        let mut child = Command::new("node")
+        let mut child = Command::new(&node)
             .arg(repo_root().join("tests/oidc/provider.mjs"))
             .arg(&prefix)
             .arg(&config_path)
