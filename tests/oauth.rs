@@ -831,3 +831,46 @@ fn a_task_alice_starts_through_nginx_is_hers_on_both_replicas_and_not_bobs() {
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+#[test]
+fn a_user_signed_in_through_either_official_client_is_one_principal_with_one_todo_list() {
+    let issuer = Issuer::start(&[]);
+    let folder = todo_folder(true);
+    let store = tempfile::tempdir().unwrap();
+    let state = format!("sqlite:{}", store.path().join("state.sqlite").display());
+    let protected = Protected::start(folder.path(), &issuer, &["--state", &state]);
+    let add = json!([{ "name": "todo_add", "arguments": { "text": "added through typescript" } }]);
+    let list = json!([{ "name": "todo_list", "arguments": { "include_done": true } }]);
+    let listed = |outcome: &Value| {
+        let result = &outcome["calls"][0]["result"];
+        assert_eq!(result["isError"], false, "{outcome}");
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+
+    // Two clients, each registered on its own, for one user.
+    let added = typescript(
+        &code_flow(&protected.resource, "legacy", "alice", add),
+        &issuer,
+    );
+    assert_eq!(added["calls"][0]["result"]["isError"], false, "{added}");
+    let alice = python(
+        &code_flow(&protected.resource, "2026-07-28", "alice", list.clone()),
+        &issuer,
+    );
+    assert_ne!(
+        added["tokens"][0]["client_id"], alice["tokens"][0]["client_id"],
+        "two registrations"
+    );
+    assert!(
+        listed(&alice).contains("added through typescript"),
+        "{alice}"
+    );
+    let bob = python(
+        &code_flow(&protected.resource, "legacy", "bob", list),
+        &issuer,
+    );
+    assert!(!listed(&bob).contains("added through typescript"), "{bob}");
+}
