@@ -183,8 +183,7 @@ fn client_credentials(resource: &str, mode: &str, client: &OidcClient, issuer: &
     json!({
         "url": resource, "mode": mode, "flow": "client_credentials",
         "client_id": client.id, "client_secret": client.secret, "scope": client.scope,
-        "issuer": issuer.url(),
-        "calls": [{ "name": "add", "arguments": { "a": 2, "b": 3 } }],
+        "issuer": issuer.url(), "calls": add_call(),
     })
 }
 
