@@ -195,7 +195,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum AnyCommand {
     #[command(flatten)]
-    Plugins(Command),
+    Plugins(Box<Command>),
     /// Show or clear what the plugins of DIR keep in their state store
     /// ([state] grants), in the store `serve DIR` uses.
     #[command(subcommand)]
@@ -536,7 +536,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.log_level.as_deref());
     let command = match cli.command {
-        AnyCommand::Plugins(command) => command,
+        AnyCommand::Plugins(command) => *command,
         AnyCommand::State(command) => {
             end_quietly_on_a_closed_pipe();
             return exit_code(state_command(command));

@@ -98,14 +98,17 @@ pub struct Refusal {
     pub scope: Scopes,
 }
 
+/// A validated token's principal, and until when it stands.
+type Validated = (Arc<Principal>, Instant);
+
 /// Validates tokens for one resource.
 pub struct Authorizer {
     options: AuthOptions,
     base_scopes: Scopes,
     issuers: Vec<Issuer>,
     fetcher: Fetcher,
-    /// Validated tokens by the SHA-256 of their text, until when.
-    cache: Mutex<HashMap<[u8; 32], (Arc<Principal>, Instant)>>,
+    /// Validated tokens by the SHA-256 of their text.
+    cache: Mutex<HashMap<[u8; 32], Validated>>,
 }
 
 impl std::fmt::Debug for Authorizer {
@@ -334,7 +337,7 @@ impl Authorizer {
 
     async fn validate_jwt(&self, token: &str) -> Result<(Principal, Duration), Refusal> {
         let jwt = Jwt::decode(token)
-            .map_err(|problem| self.invalid_token(format!("the token is {problem}")))?;
+            .map_err(|problem| self.invalid_token(format!("the token is refused: {problem}")))?;
         let Some(issuer) = jwt
             .claim_str("iss")
             .and_then(|iss| self.issuers.iter().find(|issuer| issuer.id == iss))
