@@ -370,3 +370,100 @@ fn without_oauth_flags_a_stateless_list_stays_public() {
     assert_eq!(metadata.status, 404);
     let _ = STATELESS;
 }
+
+#[test]
+fn opaque_tokens_are_introspected_and_held_to_the_same_rules() {
+    let issuer = Issuer::start(Jwks::Honest);
+    let (client_id, secret) = issuer::INTROSPECTION_CLIENT;
+    let folder = folder_with(&[("tally.wasm", &example("tally"))]);
+    std::fs::write(
+        folder.path().join("tally.toml"),
+        "[state]\nbuckets = [\"default\"]\n\n[access]\ntools = { tally_reset = [\"admin\"] }\n",
+    )
+    .unwrap();
+    let server = HttpServer::start_on(
+        folder.path(),
+        "127.0.0.1:0",
+        &[
+            "--resource",
+            RESOURCE,
+            "--oauth-issuer",
+            &issuer.url,
+            "--oauth-introspection-client",
+            client_id,
+        ],
+        &[("CORRAL_OAUTH_CLIENT_SECRET", secret)],
+    );
+    let live = || {
+        json!({"active": true, "iss": issuer.url, "sub": "carol", "aud": RESOURCE,
+            "scope": "admin", "exp": now() + 600, "client_id": "carol-app"})
+    };
+    issuer.opaque_token("good-opaque", live());
+    let mut other_audience = live();
+    other_audience["aud"] = json!("https://other.example.com/mcp");
+    issuer.opaque_token("foreign-opaque", other_audience);
+    let mut other_issuer = live();
+    other_issuer["iss"] = json!("https://evil.example.com");
+    issuer.opaque_token("misissued-opaque", other_issuer);
+    let mut expired = live();
+    expired["exp"] = json!(now() - 600);
+    issuer.opaque_token("expired-opaque", expired);
+
+    let mut client = server.client();
+    let listed = list_with(&mut client, "good-opaque");
+    assert_eq!(listed.status, 200, "{}", listed.text());
+    assert!(tool_names(&listed).contains(&"tally_reset".to_string()));
+    // Asked once, then remembered (for at most a minute).
+    let asked = issuer.introspections();
+    let again = list_with(&mut client, "good-opaque");
+    assert_eq!(again.status, 200);
+    assert_eq!(issuer.introspections(), asked);
+
+    for token in [
+        "foreign-opaque",
+        "misissued-opaque",
+        "expired-opaque",
+        "never-issued",
+    ] {
+        let refused = list_with(&mut client, token);
+        assert_refused(&refused, 401, "invalid_token");
+    }
+}
+
+#[test]
+fn an_extra_audience_is_accepted_only_when_configured_and_only_exactly() {
+    let issuer = Issuer::start(Jwks::Honest);
+    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
+    let server = HttpServer::start(
+        folder.path(),
+        &[
+            "--resource",
+            RESOURCE,
+            "--oauth-issuer",
+            &issuer.url,
+            "--oauth-audience",
+            "6e3f1c2a-api-client-id",
+        ],
+    );
+    let mut client = server.client();
+    let token_for = |audience: &str| {
+        let mut claims = issuer.claims(RESOURCE, "alice", "");
+        claims["aud"] = json!(audience);
+        issuer.sign(&issuer.header(), &claims)
+    };
+    let listed = list_with(&mut client, &token_for("6e3f1c2a-api-client-id"));
+    assert_eq!(listed.status, 200, "{}", listed.text());
+    let listed = list_with(&mut client, &token_for(RESOURCE));
+    assert_eq!(listed.status, 200, "{}", listed.text());
+    for other in [
+        "6E3F1C2A-API-CLIENT-ID",
+        "6e3f1c2a",
+        "https://other.example.com/mcp",
+    ] {
+        assert_refused(
+            &list_with(&mut client, &token_for(other)),
+            401,
+            "invalid_token",
+        );
+    }
+}

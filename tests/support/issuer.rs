@@ -1,7 +1,9 @@
 //! An authorization server the attack tests control: it serves RFC 8414
 //! metadata and a JWKS on loopback, signs tokens with its own ES256 key
 //! (any claims, any header, so tests can forge what an attacker would),
-//! counts how often its keys are fetched, and can misbehave as a hostile or
+//! introspects the opaque tokens a test registers (RFC 7662, for the
+//! client `corral` with secret `s3cret`), counts how often its keys are
+//! fetched, and can misbehave as a hostile or
 //! broken issuer does: a JWKS endpoint that hangs, or that answers 100 MiB.
 //!
 //! The flows of real clients use the real provider (npm oidc-provider,
@@ -9,6 +11,7 @@
 
 #![allow(dead_code)]
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -39,6 +42,23 @@ pub struct Issuer {
     key: EcdsaKeyPair,
     jwks_fetches: Arc<AtomicUsize>,
     mode: Arc<Mutex<Jwks>>,
+    /// Opaque tokens and what introspection says of each.
+    opaque: Arc<Mutex<HashMap<String, Value>>>,
+    introspections: Arc<AtomicUsize>,
+}
+
+/// The client the server introspects as, and its secret.
+pub const INTROSPECTION_CLIENT: (&str, &str) = ("corral", "s3cret");
+
+/// What its handlers share.
+#[derive(Clone)]
+struct Shared {
+    metadata: Value,
+    jwk: Value,
+    fetches: Arc<AtomicUsize>,
+    mode: Arc<Mutex<Jwks>>,
+    opaque: Arc<Mutex<HashMap<String, Value>>>,
+    introspections: Arc<AtomicUsize>,
 }
 
 impl Issuer {
@@ -61,30 +81,47 @@ impl Issuer {
             "jwks_uri": format!("{url}/jwks"),
             "authorization_endpoint": format!("{url}/authorize"),
             "token_endpoint": format!("{url}/token"),
+            "introspection_endpoint": format!("{url}/introspect"),
         });
-        let jwks_fetches = Arc::new(AtomicUsize::new(0));
-        let mode = Arc::new(Mutex::new(mode));
-        let (fetches, modes) = (jwks_fetches.clone(), mode.clone());
-        thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let (metadata, jwk, fetches, modes) = (
-                    metadata.clone(),
-                    jwk.clone(),
-                    fetches.clone(),
-                    modes.clone(),
-                );
-                thread::spawn(move || {
-                    let _ = answer(stream, &metadata, &jwk, &fetches, &modes);
-                });
-            }
-        });
-        Issuer {
+        let shared = Shared {
+            metadata,
+            jwk,
+            fetches: Arc::new(AtomicUsize::new(0)),
+            mode: Arc::new(Mutex::new(mode)),
+            opaque: Arc::default(),
+            introspections: Arc::new(AtomicUsize::new(0)),
+        };
+        let issuer = Issuer {
             url,
             kid,
             key,
-            jwks_fetches,
-            mode,
-        }
+            jwks_fetches: shared.fetches.clone(),
+            mode: shared.mode.clone(),
+            opaque: shared.opaque.clone(),
+            introspections: shared.introspections.clone(),
+        };
+        thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let shared = shared.clone();
+                thread::spawn(move || {
+                    let _ = answer(stream, &shared);
+                });
+            }
+        });
+        issuer
+    }
+
+    /// Registers the opaque `token`: introspection answers `answer` for it.
+    pub fn opaque_token(&self, token: &str, answer: Value) {
+        self.opaque
+            .lock()
+            .unwrap()
+            .insert(token.to_string(), answer);
+    }
+
+    /// How many introspection requests it answered.
+    pub fn introspections(&self) -> usize {
+        self.introspections.load(Ordering::SeqCst)
     }
 
     /// How many times its JWKS was asked for.
@@ -175,22 +212,27 @@ fn rand_u64() -> u64 {
     u64::from_le_bytes(bytes)
 }
 
-fn answer(
-    stream: TcpStream,
-    metadata: &Value,
-    jwk: &Value,
-    fetches: &AtomicUsize,
-    mode: &Mutex<Jwks>,
-) -> std::io::Result<()> {
+fn answer(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut request_line = String::new();
     reader.read_line(&mut request_line)?;
+    let mut length = 0usize;
+    let mut authorization = String::new();
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line)? == 0 || line == "\r\n" {
             break;
         }
+        let lower = line.to_ascii_lowercase();
+        if let Some(value) = lower.strip_prefix("content-length:") {
+            length = value.trim().parse().unwrap_or(0);
+        }
+        if lower.starts_with("authorization:") {
+            authorization = line["authorization:".len()..].trim().to_string();
+        }
     }
+    let mut body = vec![0u8; length];
+    std::io::Read::read_exact(&mut reader, &mut body)?;
     let path = request_line.split(' ').nth(1).unwrap_or("");
     let mut stream = stream;
     let send = |stream: &mut TcpStream, status: &str, body: &str| {
@@ -202,13 +244,45 @@ fn answer(
     };
     match path {
         "/.well-known/oauth-authorization-server" => {
-            send(&mut stream, "200 OK", &metadata.to_string())
+            send(&mut stream, "200 OK", &shared.metadata.to_string())
+        }
+        "/introspect" => {
+            shared.introspections.fetch_add(1, Ordering::SeqCst);
+            let (client, secret) = INTROSPECTION_CLIENT;
+            let expected = format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode(format!("{client}:{secret}"))
+            );
+            if authorization != expected {
+                return send(
+                    &mut stream,
+                    "401 Unauthorized",
+                    r#"{"error":"invalid_client"}"#,
+                );
+            }
+            let body = String::from_utf8_lossy(&body);
+            let token = body
+                .split('&')
+                .find_map(|pair| pair.strip_prefix("token="))
+                .unwrap_or("");
+            let answer = shared
+                .opaque
+                .lock()
+                .unwrap()
+                .get(token)
+                .cloned()
+                .unwrap_or(json!({"active": false}));
+            send(&mut stream, "200 OK", &answer.to_string())
         }
         "/jwks" => {
-            fetches.fetch_add(1, Ordering::SeqCst);
-            let mode = *mode.lock().unwrap();
+            shared.fetches.fetch_add(1, Ordering::SeqCst);
+            let mode = *shared.mode.lock().unwrap();
             match mode {
-                Jwks::Honest => send(&mut stream, "200 OK", &json!({ "keys": [jwk] }).to_string()),
+                Jwks::Honest => send(
+                    &mut stream,
+                    "200 OK",
+                    &json!({ "keys": [shared.jwk] }).to_string(),
+                ),
                 Jwks::Hangs => {
                     thread::sleep(Duration::from_secs(120));
                     Ok(())

@@ -59,6 +59,11 @@ struct HttpFlags {
     /// its tokens' `iss` says (repeatable). `http://` only on loopback.
     #[arg(long = "oauth-issuer", value_name = "URL", requires = "resource")]
     oauth_issuers: Vec<String>,
+    /// An audience accepted in tokens besides --resource (repeatable): for
+    /// an issuer that names the API by another identifier, such as the
+    /// application (client) id Microsoft Entra ID puts in `aud`.
+    #[arg(long = "oauth-audience", value_name = "AUD", requires = "resource")]
+    oauth_audiences: Vec<String>,
     /// A scope every request's token must grant (repeatable), whatever the
     /// plugins' [access] policies ask besides.
     #[arg(long = "oauth-scope", value_name = "SCOPE", requires = "resource")]
@@ -93,6 +98,7 @@ impl HttpFlags {
         };
         let mut options = mcp::auth::AuthOptions::new(resource.clone(), self.oauth_issuers.clone());
         options.scopes = self.oauth_scopes.clone();
+        options.audiences = self.oauth_audiences.clone();
         if let Some(client) = &self.oauth_introspection_client {
             let secret = std::env::var("CORRAL_OAUTH_CLIENT_SECRET").map_err(|_| {
                 anyhow::anyhow!(

@@ -59,6 +59,10 @@ pub struct AuthOptions {
     pub resource: String,
     /// The issuers trusted, exactly as their tokens' `iss` will say.
     pub issuers: Vec<String>,
+    /// Audiences accepted besides `resource`, for an issuer that names its
+    /// API by another identifier (Microsoft Entra ID's v2 tokens carry the
+    /// API's client id).
+    pub audiences: Vec<String>,
     /// Scopes every request needs, whatever it reaches.
     pub scopes: Vec<String>,
     /// Client credentials for token introspection (RFC 7662) of opaque
@@ -75,6 +79,7 @@ impl AuthOptions {
         AuthOptions {
             resource,
             issuers,
+            audiences: Vec::new(),
             scopes: Vec::new(),
             introspection: None,
             key_refetch_interval: Duration::from_secs(30),
@@ -227,10 +232,9 @@ impl Authorizer {
             ));
         };
         if token.len() > MAX_TOKEN_BYTES {
-            return Err(self.unauthorized(
-                Some("invalid_token"),
-                &format!("the token is longer than {MAX_TOKEN_BYTES} bytes"),
-            ));
+            return Err(
+                self.invalid_token(format!("the token is longer than {MAX_TOKEN_BYTES} bytes"))
+            );
         }
         let principal = self.principal(token).await?;
         if !principal.grants(&self.base_scopes) {
@@ -459,10 +463,12 @@ impl Authorizer {
         }))
     }
 
-    /// Whether `audience` names this server: exactly, or but for a trailing
-    /// slash or the case of scheme and host (RFC 8707 canonical URIs).
+    /// Whether `audience` names this server: the resource exactly, or but
+    /// for a trailing slash or the case of scheme and host (RFC 8707
+    /// canonical URIs); or one of the other audiences configured, exactly.
     fn is_this_resource(&self, audience: &str) -> bool {
         canonical(audience) == canonical(&self.options.resource)
+            || self.options.audiences.iter().any(|other| other == audience)
     }
 }
 
@@ -650,6 +656,14 @@ mod tests {
         assert!(authorizer.is_this_resource("https://mcp.example.com/mcp/"));
         assert!(!authorizer.is_this_resource("https://mcp.example.com/other"));
         assert!(!authorizer.is_this_resource("https://mcp.example.com"));
+        let mut options = AuthOptions::new(
+            "https://mcp.example.com/mcp".into(),
+            vec!["https://login.example.com".into()],
+        );
+        options.audiences = vec!["0f1e2d3c-api-client-id".into()];
+        let entra = Authorizer::new(options).unwrap();
+        assert!(entra.is_this_resource("0f1e2d3c-api-client-id"));
+        assert!(!entra.is_this_resource("0F1E2D3C-API-CLIENT-ID"));
         assert_eq!(
             authorizer.metadata_url(),
             "https://MCP.example.com/.well-known/oauth-protected-resource/mcp"
