@@ -108,24 +108,7 @@ fn main() {
     .unwrap();
     let unthrottled = ["--global-rate", "1000000"];
     let issuer = Issuer::start(Jwks::Honest);
-    let open = HttpServer::start(folder.path(), &unthrottled);
-    let authorized = HttpServer::start(
-        folder.path(),
-        &[
-            &unthrottled[..],
-            &["--resource", RESOURCE, "--oauth-issuer", &issuer.url],
-        ]
-        .concat(),
-    );
     let token = issuer.token(RESOURCE, "alice", "");
-    let mut open_client = open.client();
-    let mut cached_client = authorized.client();
-    let mut fresh_client = authorized.client();
-    // Warm: compiled plugin, open connections, keys fetched, token cached.
-    for i in 0..100 {
-        call(&mut open_client, i, None);
-        call(&mut cached_client, i, Some(&token));
-    }
     let mut floor = Case {
         name: "no authorization (floor)",
         samples: Vec::new(),
@@ -142,6 +125,25 @@ fn main() {
         cpu: Duration::ZERO,
     };
     for round in 0..rounds {
+        // New servers each round, so that neither process's luck (its
+        // placement, its allocator's state) favours one case throughout.
+        let open = HttpServer::start(folder.path(), &unthrottled);
+        let authorized = HttpServer::start(
+            folder.path(),
+            &[
+                &unthrottled[..],
+                &["--resource", RESOURCE, "--oauth-issuer", &issuer.url],
+            ]
+            .concat(),
+        );
+        let mut open_client = open.client();
+        let mut cached_client = authorized.client();
+        let mut fresh_client = authorized.client();
+        // Warm: compiled plugin, open connections, keys fetched, token cached.
+        for i in 0..100 {
+            call(&mut open_client, i, None);
+            call(&mut cached_client, i, Some(&token));
+        }
         let tokens: Vec<String> = (0..calls)
             .map(|n| issuer.token(RESOURCE, &format!("user-{round}-{n}"), ""))
             .collect();

@@ -109,6 +109,8 @@ type Validated = (Arc<Principal>, Instant);
 /// Validates tokens for one resource.
 pub struct Authorizer {
     options: AuthOptions,
+    /// Where the metadata is served (see [`Authorizer::metadata_paths`]).
+    metadata_paths: Vec<String>,
     base_scopes: Scopes,
     issuers: Vec<Issuer>,
     fetcher: Fetcher,
@@ -150,7 +152,13 @@ impl Authorizer {
             .iter()
             .map(|id| Issuer::new(id.clone(), fetcher.clone(), options.key_refetch_interval))
             .collect();
+        let (_, path) = split_origin(&options.resource);
+        let mut metadata_paths = vec!["/.well-known/oauth-protected-resource".to_string()];
+        if !path.is_empty() {
+            metadata_paths.push(format!("/.well-known/oauth-protected-resource{path}"));
+        }
         Ok(Authorizer {
+            metadata_paths,
             base_scopes: Scopes::new(options.scopes.iter().cloned()),
             options,
             issuers,
@@ -191,13 +199,8 @@ impl Authorizer {
 
     /// The paths this server answers the metadata at: the root form and the
     /// one with the resource's path.
-    pub fn metadata_paths(&self) -> Vec<String> {
-        let (_, path) = split_origin(&self.options.resource);
-        let mut paths = vec!["/.well-known/oauth-protected-resource".to_string()];
-        if !path.is_empty() {
-            paths.push(format!("/.well-known/oauth-protected-resource{path}"));
-        }
-        paths
+    pub fn metadata_paths(&self) -> &[String] {
+        &self.metadata_paths
     }
 
     /// The Protected Resource Metadata document (RFC 9728), listing the

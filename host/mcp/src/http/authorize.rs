@@ -142,11 +142,15 @@ impl<H: ToolHost> Server<H> {
         }
         // What an item needs is known once the catalog is.
         self.host.ready().await;
-        let needed = targets
-            .into_iter()
-            .fold(Scopes::default(), |needed, target| {
-                needed.union(&self.host.required_scopes(target))
-            });
+        let mut needed = Scopes::default();
+        for target in targets {
+            let more = self.host.required_scopes(target);
+            needed = if needed.is_empty() {
+                more
+            } else {
+                needed.union(&more)
+            };
+        }
         if caller.grants(&needed) {
             return None;
         }
