@@ -467,3 +467,32 @@ fn an_extra_audience_is_accepted_only_when_configured_and_only_exactly() {
         );
     }
 }
+
+#[test]
+fn the_token_reaches_no_log_and_the_audit_line_names_the_principal() {
+    let issuer = Issuer::start(Jwks::Honest);
+    let (_folder, server) = server(&[&issuer], &[("CORRAL_LOG", "debug")]);
+    let mut client = server.client();
+    let token = issuer.token(RESOURCE, "alice", "");
+    client.default_headers = vec![("Authorization".into(), bearer(&token))];
+    let called = client.stateless(
+        "tools/call",
+        json!({"name": "tally_add", "arguments": {"key": "apples", "by": 2}}),
+    );
+    assert_eq!(called.status, 200, "{}", called.text());
+    let mut expired = issuer.claims(RESOURCE, "alice", "");
+    expired["exp"] = json!(now() - 600);
+    let refused = list_with(&mut client, &issuer.sign(&issuer.header(), &expired));
+    assert_refused(&refused, 401, "invalid_token");
+
+    let audit = server
+        .server
+        .stderr_containing(&format!("principal=\"alice at {}\"", issuer.url));
+    assert!(audit.contains("tally_add"), "{audit}");
+    let stderr = server.server.stderr();
+    let signature = token.rsplit('.').next().unwrap();
+    assert!(
+        !stderr.contains(signature) && !stderr.contains("eyJ"),
+        "a token reached the log:\n{stderr}"
+    );
+}

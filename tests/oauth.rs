@@ -332,88 +332,64 @@ fn a_request_without_a_token_is_told_where_to_find_the_issuer() {
 // ---------------------------------------------------------------------------
 // The official clients' flows
 
-#[test]
-fn the_official_typescript_client_signs_in_with_pkce_and_calls_a_tool_in_a_legacy_session() {
+/// An official client (`run`: `typescript` or `python`) signs `user` in
+/// with PKCE, knowing only Corral's URL, and calls `add` in `era`.
+fn signs_in_with_pkce(run: fn(&Value, &Issuer) -> Value, era: &str, user: &str) {
     let issuer = Issuer::start(&[]);
     let folder = folder_with(&[("calc.wasm", &example("calc"))]);
     let protected = Protected::start(folder.path(), &issuer, &[]);
-    let spec = code_flow(&protected.resource, "legacy", "alice", add_call());
-    let outcome = typescript(&spec, &issuer);
-    assert_signed_in(&outcome, &issuer, &protected.resource, "alice", "legacy");
+    let spec = code_flow(&protected.resource, era, user, add_call());
+    let outcome = run(&spec, &issuer);
+    assert_signed_in(&outcome, &issuer, &protected.resource, user, era);
     assert_added(&outcome);
+}
+
+/// An official client (`run`) of the pre-registered `client_id` gets its
+/// tokens with client_credentials and calls `add`, in both eras.
+fn gets_a_token_with_client_credentials(run: fn(&Value, &Issuer) -> Value, client_id: &str) {
+    let agent = OidcClient::new(client_id, BASE_SCOPE);
+    let issuer = Issuer::start(std::slice::from_ref(&agent));
+    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
+    let protected = Protected::start(folder.path(), &issuer, &[]);
+    for mode in ["legacy", "2026-07-28"] {
+        let spec = client_credentials(&protected.resource, mode, &agent, &issuer);
+        let outcome = run(&spec, &issuer);
+        assert_eq!(outcome["registrations"], 0, "{outcome}");
+        assert_eq!(outcome["authorizations"], json!([]), "{outcome}");
+        assert_tokens_for(&outcome, &issuer, &protected.resource, &agent.id);
+        assert_era(&outcome, mode);
+        assert_added(&outcome);
+    }
+}
+
+#[test]
+fn the_official_typescript_client_signs_in_with_pkce_and_calls_a_tool_in_a_legacy_session() {
+    signs_in_with_pkce(typescript, "legacy", "alice");
 }
 
 #[test]
 fn the_official_typescript_client_signs_in_with_pkce_and_calls_a_tool_statelessly() {
-    let issuer = Issuer::start(&[]);
-    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
-    let protected = Protected::start(folder.path(), &issuer, &[]);
-    let spec = code_flow(&protected.resource, "2026-07-28", "bob", add_call());
-    let outcome = typescript(&spec, &issuer);
-    assert_signed_in(&outcome, &issuer, &protected.resource, "bob", "2026-07-28");
-    assert_added(&outcome);
+    signs_in_with_pkce(typescript, "2026-07-28", "bob");
 }
 
 #[test]
 fn the_official_typescript_client_gets_a_token_with_client_credentials_in_both_eras() {
-    let agent = OidcClient::new("ts-agent", BASE_SCOPE);
-    let issuer = Issuer::start(std::slice::from_ref(&agent));
-    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
-    let protected = Protected::start(folder.path(), &issuer, &[]);
-    for mode in ["legacy", "2026-07-28"] {
-        let spec = client_credentials(&protected.resource, mode, &agent, &issuer);
-        let outcome = typescript(&spec, &issuer);
-        assert_eq!(outcome["registrations"], 0, "{outcome}");
-        assert_eq!(outcome["authorizations"], json!([]), "{outcome}");
-        assert_tokens_for(&outcome, &issuer, &protected.resource, &agent.id);
-        assert_era(&outcome, mode);
-        assert_added(&outcome);
-    }
+    gets_a_token_with_client_credentials(typescript, "ts-agent");
 }
 
 #[test]
 fn the_official_python_client_signs_in_with_pkce_and_calls_a_tool_in_a_legacy_session() {
-    let issuer = Issuer::start(&[]);
-    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
-    let protected = Protected::start(folder.path(), &issuer, &[]);
-    let spec = code_flow(&protected.resource, "legacy", "bob", add_call());
-    let outcome = python(&spec, &issuer);
-    assert_signed_in(&outcome, &issuer, &protected.resource, "bob", "legacy");
-    assert_added(&outcome);
+    signs_in_with_pkce(python, "legacy", "bob");
 }
 
 #[test]
 fn the_official_python_client_signs_in_with_pkce_and_calls_a_tool_statelessly() {
-    let issuer = Issuer::start(&[]);
-    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
-    let protected = Protected::start(folder.path(), &issuer, &[]);
-    let spec = code_flow(&protected.resource, "2026-07-28", "alice", add_call());
-    let outcome = python(&spec, &issuer);
-    assert_signed_in(
-        &outcome,
-        &issuer,
-        &protected.resource,
-        "alice",
-        "2026-07-28",
-    );
-    assert_added(&outcome);
+    signs_in_with_pkce(python, "2026-07-28", "alice");
 }
 
 #[test]
 fn the_official_python_client_gets_a_token_with_client_credentials_in_both_eras() {
-    let agent = OidcClient::new("py-agent", BASE_SCOPE);
-    let issuer = Issuer::start(std::slice::from_ref(&agent));
-    let folder = folder_with(&[("calc.wasm", &example("calc"))]);
-    let protected = Protected::start(folder.path(), &issuer, &[]);
-    for mode in ["legacy", "2026-07-28"] {
-        let spec = client_credentials(&protected.resource, mode, &agent, &issuer);
-        let outcome = python(&spec, &issuer);
-        assert_eq!(outcome["registrations"], 0, "{outcome}");
-        assert_eq!(outcome["authorizations"], json!([]), "{outcome}");
-        assert_tokens_for(&outcome, &issuer, &protected.resource, &agent.id);
-        assert_era(&outcome, mode);
-        assert_added(&outcome);
-    }
+    gets_a_token_with_client_credentials(python, "py-agent");
 }
 
 // ---------------------------------------------------------------------------

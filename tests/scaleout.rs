@@ -12,99 +12,28 @@
 
 #[path = "support/http.rs"]
 mod http;
+#[path = "support/nginx.rs"]
+mod nginx;
 #[path = "support/redis.rs"]
 mod redis;
 mod support;
 
 use std::collections::HashMap;
-use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use http::{Client, HttpServer};
+use nginx::{Nginx, free_port};
 use redis::RedisServer;
-use support::{
-    conformance_folder, example, folder_with, repo_root, run_setup, system_program, write_file,
-};
-
-/// nginx as a child process, stopped when dropped.
-struct Nginx {
-    child: Child,
-    prefix: tempfile::TempDir,
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        // SIGTERM: the master stops its workers (a SIGKILL would orphan them).
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Nginx {
-    fn error_log(&self) -> String {
-        std::fs::read_to_string(self.prefix.path().join("error.log")).unwrap_or_default()
-    }
-}
-
-fn nginx_binary() -> PathBuf {
-    system_program("nginx", "nginx")
-}
+use support::{conformance_folder, example, folder_with, repo_root, run_setup, write_file};
 
 /// Starts nginx on a free loopback port in front of `replicas`.
 fn start_nginx(replicas: &[&HttpServer]) -> (Nginx, u16) {
-    let binary = nginx_binary();
-    let prefix = tempfile::tempdir().unwrap();
-    // A port that was free a moment ago (nginx cannot report the one it got).
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let servers: String = replicas
-        .iter()
-        .map(|replica| format!("        server {};\n", replica.addr))
-        .collect();
-    let template =
-        std::fs::read_to_string(repo_root().join("tests/http/nginx.conf.template")).unwrap();
-    let config = template
-        .replace("@PREFIX@", prefix.path().to_str().unwrap())
-        .replace("@PORT@", &port.to_string())
-        .replace("@SERVERS@\n", &servers);
-    let config_path = prefix.path().join("nginx.conf");
-    std::fs::write(&config_path, config).unwrap();
-    let child = Command::new(&binary)
-        .arg("-p")
-        .arg(prefix.path())
-        .arg("-c")
-        .arg(&config_path)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("starting nginx");
-    let nginx = Nginx { child, prefix };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "nginx did not start:\n{}",
-            nginx.error_log()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let addrs: Vec<_> = replicas.iter().map(|replica| replica.addr).collect();
+    let nginx = Nginx::start(free_port(), &addrs);
+    let port = nginx.port;
     (nginx, port)
 }
 

@@ -364,7 +364,17 @@ impl Authorizer {
                 issuer.id
             )));
         }
-        let claims = Claims(&jwt.claims);
+        self.principal_of(&issuer.id, &Claims(&jwt.claims))
+    }
+
+    /// The principal of a token from `issuer` with `claims` (a verified
+    /// JWT's, or an introspection's answer), and how long it stands: its
+    /// times, its audience and its subject checked.
+    fn principal_of(
+        &self,
+        issuer: &str,
+        claims: &Claims,
+    ) -> Result<(Principal, Duration), Refusal> {
         let valid_for = claims
             .check_times(now_secs())
             .map_err(|problem| self.invalid_token(problem))?;
@@ -381,14 +391,12 @@ impl Authorizer {
         let subject = claims
             .subject()
             .ok_or_else(|| self.invalid_token("the token names no subject (sub or client_id)"))?;
-        Ok((
-            Principal {
-                issuer: issuer.id.clone(),
-                subject,
-                scopes: claims.scopes(),
-            },
-            valid_for,
-        ))
+        let principal = Principal {
+            issuer: issuer.to_owned(),
+            subject,
+            scopes: claims.scopes(),
+        };
+        Ok((principal, valid_for))
     }
 
     /// Asks the issuers, in order, about an opaque token (RFC 7662): the
@@ -426,34 +434,13 @@ impl Authorizer {
             if answer.get("active") != Some(&Value::Bool(true)) {
                 continue;
             }
-            let claims = Claims(&answer);
             if answer
                 .get("iss")
                 .is_some_and(|iss| iss.as_str() != Some(&issuer.id))
             {
                 return Err(self.invalid_token("the introspected token is of another issuer"));
             }
-            let valid_for = claims
-                .check_times(now_secs())
-                .map_err(|problem| self.invalid_token(problem))?;
-            if !claims
-                .audiences()
-                .iter()
-                .any(|aud| self.is_this_resource(aud))
-            {
-                return Err(self.invalid_token(format!(
-                    "the token is not for this server: its audience does not include {}",
-                    self.options.resource
-                )));
-            }
-            let subject = claims.subject().ok_or_else(|| {
-                self.invalid_token("the introspected token names no subject (sub or client_id)")
-            })?;
-            let principal = Principal {
-                issuer: issuer.id.clone(),
-                subject,
-                scopes: claims.scopes(),
-            };
+            let (principal, valid_for) = self.principal_of(&issuer.id, &Claims(&answer))?;
             return Ok((principal, valid_for.min(INTROSPECTION_CACHE)));
         }
         Err(self.invalid_token(if problems.is_empty() {

@@ -208,8 +208,12 @@ impl<H: ToolHost> Session<H> {
             tools_list_changed: asked("toolsListChanged") && watching,
             resources_list_changed: asked("resourcesListChanged") && watching && offers.resources,
             prompts_list_changed: asked("promptsListChanged") && watching && offers.prompts,
+            // Only the resources the caller may read: the acknowledgement
+            // says which are honoured.
             resource_subscriptions: if offers.resources {
-                uris
+                uris.into_iter()
+                    .filter(|uri| self.reaches(Target::Resource(uri)))
+                    .collect()
             } else {
                 BTreeSet::new()
             },

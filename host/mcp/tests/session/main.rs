@@ -7,6 +7,7 @@
 mod support;
 
 mod asks;
+mod authorization;
 mod batches;
 mod calls;
 mod events;

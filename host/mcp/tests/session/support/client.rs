@@ -137,6 +137,12 @@ impl Client {
         self.session.requests_to_client()
     }
 
+    /// Makes the session's requests `principal`'s, as an authorizing
+    /// transport does before each frame.
+    pub fn set_caller(&self, principal: Option<corral_tool::Principal>) {
+        self.session.set_caller(principal.map(Arc::new));
+    }
+
     /// Ends the session as a transport does when its input closes.
     pub async fn finish(&self) {
         timeout(PATIENCE, self.session.finish())

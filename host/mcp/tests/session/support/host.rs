@@ -12,7 +12,7 @@ use corral_tool::{
     CompletionRef, CompletionRequest, Completions, Content, Icon, InputKind, InputRequest,
     LogLevel, NotLoaded, Offers, PromptArgument, PromptDef, PromptError, PromptMessage,
     PromptOutput, ReadError, ResourceContents, ResourceDef, ResourceItem, ResourceTemplateDef,
-    Role, TaskSupport, ToolAnnotations, ToolDef,
+    Role, Scopes, Target, TaskSupport, ToolAnnotations, ToolDef,
 };
 use serde_json::{Map, Value, json};
 use tokio::sync::{Notify, broadcast, watch};
@@ -303,6 +303,8 @@ pub struct FakeHost {
     wait_started: Notify,
     /// Notified when a `wait` call's work is dropped (it never ends otherwise).
     wait_stopped: Notify,
+    /// The scopes some targets need ([`ToolHost::required_scopes`]).
+    scopes: Mutex<Vec<(String, Scopes)>>,
 }
 
 impl FakeHost {
@@ -325,7 +327,19 @@ impl FakeHost {
             not_loaded: Mutex::new(Arc::new([])),
             wait_started: Notify::new(),
             wait_stopped: Notify::new(),
+            scopes: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Needing `scope` for each of `targets` (`tool:NAME`, `prompt:NAME`,
+    /// `resource:URI`, `template:TEMPLATE`), as an `[access]` policy says.
+    pub fn with_scope(self, scope: &str, targets: &[&str]) -> Self {
+        self.scopes.lock().unwrap().extend(
+            targets
+                .iter()
+                .map(|target| (target.to_string(), Scopes::new([scope.to_string()]))),
+        );
+        self
     }
 
     /// Not ready until [`FakeHost::finish_starting`], as a server still
@@ -531,6 +545,21 @@ impl ToolHost for FakeHost {
 
     fn resources(&self) -> Arc<[ResourceDef]> {
         self.features.lock().unwrap().resources.clone()
+    }
+
+    fn required_scopes(&self, target: Target<'_>) -> Scopes {
+        let key = match target {
+            Target::Tool(name) => format!("tool:{name}"),
+            Target::Prompt(name) => format!("prompt:{name}"),
+            Target::Resource(uri) => format!("resource:{uri}"),
+            Target::ResourceTemplate(template) => format!("template:{template}"),
+        };
+        let scopes = self.scopes.lock().unwrap();
+        scopes
+            .iter()
+            .find(|(target, _)| *target == key)
+            .map(|(_, scopes)| scopes.clone())
+            .unwrap_or_default()
     }
 
     fn resource_templates(&self) -> Arc<[ResourceTemplateDef]> {
