@@ -41,6 +41,7 @@ mod plugin_text;
 mod quota;
 pub mod sandbox;
 pub mod schema;
+pub mod secrets;
 pub mod state;
 pub mod units;
 mod updated;
@@ -62,3 +63,4 @@ pub use plugin::{ComponentShape, Inspection, Plugin, PluginFiles, component_shap
 pub use sandbox::{
     Failure, MAX_UPDATED_PER_CALL, PLUGIN_TARGET, Sandbox, SandboxOptions, engine_config,
 };
+pub use secrets::{SecretSource, SecretSources};

@@ -40,6 +40,7 @@ use crate::missing_grant;
 use crate::naming;
 use crate::plugin_text;
 use crate::quota::TokenBucket;
+use crate::secrets::SecretSources;
 use crate::state::keyvalue::{KeyValueView, StateAccess};
 use crate::state::{self, StateStore};
 use crate::units::{group_digits, human_bytes, human_duration};
@@ -285,6 +286,9 @@ pub struct SandboxOptions {
     /// Where plugins with a `[state]` grant keep their entries; `None`:
     /// nowhere (opening a bucket fails with `no-such-store`).
     pub state: Option<StateStore>,
+    /// Where the values of plugins' `[secrets]` grants come from, first
+    /// asked first; none (the default): every secret is missing.
+    pub secrets: SecretSources,
 }
 
 impl Default for SandboxOptions {
@@ -294,6 +298,7 @@ impl Default for SandboxOptions {
             log_arguments: false,
             cache: None,
             state: None,
+            secrets: SecretSources::default(),
         }
     }
 }
