@@ -41,6 +41,9 @@
 //! value-limit = "4 MiB"            # one value
 //! per = "principal"                # "plugin" (default): one store; "principal": one per caller
 //!
+//! [secrets]                        # values it may read (wasi:config/store), never leaked
+//! GITHUB_TOKEN = { description = "Reads issues", required = true, env = false }
+//!
 //! [access]                         # what callers' tokens must grant, over authorized HTTP
 //! scopes = ["files:read"]          # every tool, resource, template and prompt of the plugin
 //! tools = { write_file = ["files:write"] }   # these tools need these too
@@ -80,11 +83,48 @@ pub struct Manifest {
     pub http: Option<HttpGrant>,
     /// The plugin's key-value store; `None`: it keeps nothing between calls.
     pub state: Option<StateGrant>,
+    /// The secrets it may read (`[secrets]`), by name; empty: none.
+    pub secrets: Vec<SecretGrant>,
     /// How its results reach clients beyond what it returns.
     pub results: ResultOptions,
     /// The scopes callers need over authorized HTTP (`[access]`); open to
     /// anyone signed in by default.
     pub access: Access,
+}
+
+/// One secret a plugin may read (`[secrets] NAME = { ... }`): a name and
+/// what it is for, never a value (values come from the operator's sources,
+/// see [`crate::secrets`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretGrant {
+    /// `[A-Z_][A-Z0-9_]*`, at most [`SecretGrant::MAX_NAME_BYTES`] bytes.
+    pub name: String,
+    /// What the secret is for, as the operator sees it.
+    pub description: String,
+    /// Without a value, the plugin's calls fail with a message naming it.
+    pub required: bool,
+    /// Also an environment variable of the same name in the sandbox.
+    pub env: bool,
+}
+
+impl SecretGrant {
+    /// The most secrets one manifest may grant.
+    pub const MAX_SECRETS: usize = 64;
+    /// The longest name, in bytes.
+    pub const MAX_NAME_BYTES: usize = 128;
+    /// The longest description, in bytes.
+    pub const MAX_DESCRIPTION_BYTES: usize = 1024;
+
+    /// Whether `name` may name a secret: `[A-Z_][A-Z0-9_]*`, 1 to
+    /// [`SecretGrant::MAX_NAME_BYTES`] bytes.
+    pub fn is_name(name: &str) -> bool {
+        let mut bytes = name.bytes();
+        name.len() <= Self::MAX_NAME_BYTES
+            && bytes
+                .next()
+                .is_some_and(|b| b.is_ascii_uppercase() || b == b'_')
+            && bytes.all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+    }
 }
 
 /// What a caller's token must grant to see or reach the plugin's tools,
@@ -335,6 +375,14 @@ impl Manifest {
                 Some(grant.map_err(|err| at(Some(span), &format!("[state] {err}")))?)
             }
         };
+        let secrets = match raw.secrets {
+            None => Vec::new(),
+            Some(secrets) => {
+                let span = secrets.span();
+                resolve_secrets(secrets.into_inner(), span, &env_granted)
+                    .map_err(|(span, err)| at(Some(span), &format!("[secrets] {err}")))?
+            }
+        };
         let results = ResultOptions {
             mirror_structured: raw.results.mirror_structured,
         };
@@ -352,6 +400,7 @@ impl Manifest {
             env_granted,
             http,
             state,
+            secrets,
             results,
             access,
         })
@@ -375,6 +424,7 @@ struct RawManifest {
     env: Option<Spanned<RawEnv>>,
     http: Option<Spanned<RawHttp>>,
     state: Option<Spanned<RawState>>,
+    secrets: Option<Spanned<BTreeMap<Spanned<String>, Spanned<RawSecret>>>>,
     #[serde(default)]
     results: RawResults,
     access: Option<RawAccess>,
@@ -784,6 +834,84 @@ impl RawHttp {
         }
         Ok(HttpGrant { allow })
     }
+}
+
+/// One entry of `[secrets]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSecret {
+    description: String,
+    #[serde(default)]
+    required: bool,
+    #[serde(default)]
+    env: bool,
+}
+
+/// `[secrets]`, checked: names, descriptions, and no `env = true` name that
+/// `[env]` grants too.
+fn resolve_secrets(
+    raw: BTreeMap<Spanned<String>, Spanned<RawSecret>>,
+    table: Range<usize>,
+    env_granted: &[String],
+) -> Checked<Vec<SecretGrant>> {
+    if raw.len() > SecretGrant::MAX_SECRETS {
+        return Err((
+            table,
+            format!(
+                "grants {} secrets, more than the {} a plugin may have",
+                raw.len(),
+                SecretGrant::MAX_SECRETS
+            ),
+        ));
+    }
+    let mut secrets = Vec::with_capacity(raw.len());
+    for (name, secret) in raw {
+        let span = name.span();
+        let name = name.into_inner();
+        if !SecretGrant::is_name(&name) {
+            return Err((
+                span,
+                format!(
+                    "`{}` is not a secret name: upper-case letters, digits and `_`, not starting with a digit, 1 to {} bytes (like GITHUB_TOKEN)",
+                    crate::printable(&name),
+                    SecretGrant::MAX_NAME_BYTES
+                ),
+            ));
+        }
+        let secret_span = secret.span();
+        let secret = secret.into_inner();
+        if secret.description.trim().is_empty() {
+            return Err((
+                secret_span,
+                format!("{name} needs a description: what the secret is for"),
+            ));
+        }
+        if secret.description.len() > SecretGrant::MAX_DESCRIPTION_BYTES {
+            return Err((
+                secret_span,
+                format!(
+                    "{name}'s description is {} bytes, more than the {} it may have",
+                    secret.description.len(),
+                    SecretGrant::MAX_DESCRIPTION_BYTES
+                ),
+            ));
+        }
+        if secret.env && env_granted.iter().any(|granted| *granted == name) {
+            return Err((
+                secret_span,
+                format!(
+                    "{name} has env = true, but [env] grants a variable of that name too: one of them must go"
+                ),
+            ));
+        }
+        secrets.push(SecretGrant {
+            name,
+            description: secret.description,
+            required: secret.required,
+            env: secret.env,
+        });
+    }
+    Ok(secrets)
 }
 
 #[derive(Deserialize)]
@@ -1283,5 +1411,102 @@ mod tests {
         assert!(grant.allows("[::1]", 9));
         assert!(grant.lists_exactly("127.0.0.1"));
         assert!(!grant.lists_exactly("raw.github.com"));
+    }
+
+    #[test]
+    fn a_secrets_grant_names_and_describes_each_secret() {
+        let manifest = parse(
+            "[secrets]\nGITHUB_TOKEN = { description = \"Reads issues\", required = true, env = true }\nOTHER_1 = { description = \"x\" }\n",
+        )
+        .unwrap();
+        assert_eq!(
+            manifest.secrets,
+            vec![
+                SecretGrant {
+                    name: "GITHUB_TOKEN".into(),
+                    description: "Reads issues".into(),
+                    required: true,
+                    env: true,
+                },
+                SecretGrant {
+                    name: "OTHER_1".into(),
+                    description: "x".into(),
+                    required: false,
+                    env: false,
+                },
+            ]
+        );
+        assert!(parse("").unwrap().secrets.is_empty());
+        let long = "A".repeat(129);
+        let many: String = (0..65)
+            .map(|i| format!("S{i} = {{ description = \"d\" }}\n"))
+            .collect();
+        for (text, reason, line) in [
+            (
+                "[secrets]\ngithub_token = { description = \"d\" }\n".to_string(),
+                "`github_token` is not a secret name",
+                2,
+            ),
+            (
+                "[secrets]\n1A = { description = \"d\" }\n".to_string(),
+                "`1A` is not a secret name",
+                2,
+            ),
+            (
+                format!("[secrets]\n{long} = {{ description = \"d\" }}\n"),
+                "is not a secret name",
+                2,
+            ),
+            (
+                "[secrets]\nA = { required = true }\n".to_string(),
+                "missing field `description`",
+                2,
+            ),
+            (
+                "[secrets]\n\nA = { description = \" \" }\n".to_string(),
+                "A needs a description",
+                3,
+            ),
+            (
+                format!(
+                    "[secrets]\nA = {{ description = \"{}\" }}\n",
+                    "d".repeat(1025)
+                ),
+                "A's description is 1025 bytes",
+                2,
+            ),
+            (
+                "[secrets]\nA = { description = \"d\", secret = true }\n".to_string(),
+                "unknown field `secret`",
+                2,
+            ),
+            (
+                "[secrets]\nA = { description = \"d\", required = \"yes\" }\n".to_string(),
+                "invalid type",
+                2,
+            ),
+            (
+                "[env]\nset = { A = \"x\" }\n[secrets]\nA = { description = \"d\", env = true }\n"
+                    .to_string(),
+                "A has env = true, but [env] grants",
+                4,
+            ),
+            (format!("[secrets]\n{many}"), "grants 65 secrets", 1),
+        ] {
+            let expected = line;
+            let err = parse(&text).unwrap_err();
+            let ManifestError::Invalid {
+                line, reason: got, ..
+            } = &err
+            else {
+                panic!("{err}")
+            };
+            assert!(got.contains(reason), "{text}: {got}");
+            assert_eq!(*line, Some(expected), "{text}: {err}");
+        }
+        // An [env] name without env = true is no collision.
+        assert!(
+            parse("[env]\nset = { A = \"x\" }\n[secrets]\nA = { description = \"d\" }\n").is_ok()
+        );
     }
 }
