@@ -38,6 +38,7 @@ pub mod relist;
 pub mod reload;
 pub mod reports;
 pub mod scaffold;
+pub mod secrets;
 pub mod state;
 pub mod task_store;
 pub mod watch;

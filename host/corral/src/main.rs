@@ -206,6 +206,11 @@ enum AnyCommand {
     /// ([state] grants), in the store `serve DIR` uses.
     #[command(subcommand)]
     State(StateCommand),
+    /// Set, list or remove the secrets plugins may read ([secrets] grants)
+    /// in Corral's own store; list shows where each value comes from,
+    /// never a value.
+    #[command(subcommand)]
+    Secret(SecretCommand),
     #[command(flatten)]
     Authoring(Authoring),
 }
@@ -296,6 +301,22 @@ struct SandboxFlags {
     no_cache: bool,
     #[command(flatten)]
     state: StateFlag,
+    #[command(flatten)]
+    secrets: SecretsFlag,
+}
+
+/// Where the values of plugins' [secrets] grants come from (`corral secret
+/// list` asks the same sources).
+#[derive(clap::Args, Clone)]
+struct SecretsFlag {
+    /// Where plugins' [secrets] come from, first asked first: a
+    /// comma-separated list of store (Corral's store, which `corral secret
+    /// set` writes: $CORRAL_SECRETS_FILE, else secrets.toml under
+    /// $XDG_CONFIG_HOME/corral or ~/.config/corral), store:PATH, folder:DIR
+    /// (DIR/PLUGIN/NAME, else DIR/NAME, as Docker and Kubernetes mount
+    /// secrets) and env:PREFIX (the variable PREFIX+NAME); or none.
+    #[arg(long, env = "CORRAL_SECRETS", value_name = "SOURCES", default_value = corral::secrets::DEFAULT_SPEC)]
+    secrets: String,
 }
 
 /// Where plugins keep their state (`corral state` reads the same store).
@@ -538,6 +559,39 @@ enum StateCommand {
     },
 }
 
+#[derive(Subcommand)]
+enum SecretCommand {
+    /// Set plugin PLUGIN's secret NAME in Corral's store: the value is read
+    /// from standard input (one trailing newline dropped) when it is not a
+    /// terminal, else asked for without echo.
+    Set {
+        /// The plugin (its file stem, as `corral list` shows it).
+        plugin: String,
+        /// The secret's name, as the plugin's [secrets] table lists it.
+        name: String,
+        #[command(flatten)]
+        secrets: SecretsFlag,
+    },
+    /// The secrets Corral's store holds (plugin, name, where from), and
+    /// with DIR every secret its plugins are granted, each with the source
+    /// that holds it under --secrets, or "missing". Never a value.
+    List {
+        /// A plugin folder whose grants to show.
+        dir: Option<PathBuf>,
+        #[command(flatten)]
+        secrets: SecretsFlag,
+    },
+    /// Remove plugin PLUGIN's secret NAME from Corral's store.
+    Remove {
+        /// The plugin (its file stem).
+        plugin: String,
+        /// The secret's name.
+        name: String,
+        #[command(flatten)]
+        secrets: SecretsFlag,
+    },
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.log_level.as_deref());
@@ -546,6 +600,10 @@ fn main() -> ExitCode {
         AnyCommand::State(command) => {
             end_quietly_on_a_closed_pipe();
             return exit_code(state_command(command));
+        }
+        AnyCommand::Secret(command) => {
+            end_quietly_on_a_closed_pipe();
+            return exit_code(secret_command(command));
         }
         AnyCommand::Authoring(authoring) => return author(authoring),
     };
@@ -661,6 +719,47 @@ fn state_command(command: StateCommand) -> Result<ExitCode> {
         } => {
             let removed = state::clear(&store(&dir, &flag)?, &name)?;
             eprintln!("cleared {name}: {removed} entries deleted");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `corral secret`: Corral's store of secrets, and where each granted one
+/// comes from.
+fn secret_command(command: SecretCommand) -> Result<ExitCode> {
+    use corral::secrets;
+    match command {
+        SecretCommand::Set {
+            plugin,
+            name,
+            secrets: flag,
+        } => {
+            let store = secrets::writable_store(&flag.secrets)?;
+            secrets::store::check_names(&plugin, &name)?;
+            let value = secrets::prompt::read_value(&format!("{plugin} {name}"))?;
+            store.set(&plugin, &name, &value)?;
+            eprintln!(
+                "set {plugin} {name} in {} (the next call reads it)",
+                store.path().display()
+            );
+        }
+        SecretCommand::Remove {
+            plugin,
+            name,
+            secrets: flag,
+        } => {
+            let store = secrets::writable_store(&flag.secrets)?;
+            if !store.remove(&plugin, &name)? {
+                bail!(
+                    "{} holds no secret {name} of {plugin}: `corral secret list` shows what it holds",
+                    store.path().display()
+                );
+            }
+            eprintln!("removed {plugin} {name} from {}", store.path().display());
+        }
+        SecretCommand::List { dir, secrets: flag } => {
+            let mut out = std::io::stdout().lock();
+            secrets::list::print(&flag.secrets, dir.as_deref(), &mut out)?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -815,6 +914,7 @@ async fn run(command: Command) -> Result<ExitCode> {
         log_arguments: flags.log_arguments,
         cache: cache::configured(flags.cache_dir, flags.no_cache).map(Arc::new),
         state: None,
+        secrets: corral::secrets::sources(&flags.secrets.secrets)?,
     };
     if let Some(folder) = folder(&command).filter(|folder| folder.is_dir()) {
         options.state = Some(state::store(flags.state.state.as_deref(), folder)?);
