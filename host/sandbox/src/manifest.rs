@@ -896,7 +896,7 @@ fn resolve_secrets(
                 ),
             ));
         }
-        if secret.env && env_granted.iter().any(|granted| *granted == name) {
+        if secret.env && env_granted.contains(&name) {
             return Err((
                 secret_span,
                 format!(
