@@ -12,7 +12,8 @@ pub fn grants_any(manifest: &Manifest) -> bool {
     !(manifest.dirs.is_empty()
         && manifest.env_granted.is_empty()
         && manifest.http.is_none()
-        && manifest.state.is_none())
+        && manifest.state.is_none()
+        && manifest.secrets.is_empty())
 }
 
 /// The authority granted, a line each ("none: …" when there is none).
@@ -59,6 +60,24 @@ pub fn authority_lines(manifest: &Manifest) -> Vec<String> {
             shown(&state.buckets.join(", ")),
             human_bytes(state.quota as usize),
             human_bytes(state.value_limit as usize)
+        ));
+    }
+    // Names and what they are for: a value is never in a manifest.
+    for secret in &manifest.secrets {
+        let required = if secret.required {
+            "required"
+        } else {
+            "optional"
+        };
+        let env = if secret.env {
+            ", also as an environment variable"
+        } else {
+            ""
+        };
+        lines.push(format!(
+            "secret {} ({required}{env}): {}",
+            shown(&secret.name),
+            shown(&secret.description)
         ));
     }
     lines

@@ -533,6 +533,10 @@ enum StateCommand {
         name: Option<String>,
         #[command(flatten)]
         store: StateFlag,
+        // The values of the secrets DIR's plugins are granted show as
+        // markers: where they come from, as `serve` takes it.
+        #[command(flatten)]
+        secrets: SecretsFlag,
     },
     /// Print the value plugin NAME keeps at KEY.
     Get {
@@ -704,7 +708,18 @@ fn state_command(command: StateCommand) -> Result<ExitCode> {
             dir,
             name,
             store: flag,
-        } => state::list(&store(&dir, &flag)?, name.as_deref(), &mut out)?,
+            secrets,
+        } => {
+            let mut listed = Vec::new();
+            state::list(&store(&dir, &flag)?, name.as_deref(), &mut listed)?;
+            // A plugin may have stored a secret it was granted: its value
+            // is shown as a marker, as in what the plugin's calls return.
+            let sources = corral::secrets::sources(&secrets.secrets)?;
+            let values = corral::secrets::list::granted_values(&sources, &dir);
+            let (listed, _) =
+                corral_sandbox::secrets::redact(&String::from_utf8_lossy(&listed), &values);
+            out.write_all(listed.as_bytes())?;
+        }
         StateCommand::Get {
             dir,
             name,
@@ -1090,6 +1105,7 @@ async fn run(command: Command) -> Result<ExitCode> {
         Command::Inspect { file, .. } => {
             let inspection = corral_sandbox::inspect(&sandbox, &file).await?;
             print_inspection(&inspection);
+            print_secrets(&inspection, &sandbox.options().secrets);
             let pinned = print_pin(&file).await?;
             Ok(if inspection.loaded.is_ok() && pinned {
                 ExitCode::SUCCESS
@@ -1328,6 +1344,34 @@ fn print_inspection(inspection: &Inspection) {
             for (name, summary) in rows {
                 println!("  {name}  {summary}");
             }
+        }
+    }
+}
+
+/// For `inspect`: each secret the plugin is granted, whether it is
+/// required, what it is for, and which source holds it (never its value).
+fn print_secrets(inspection: &Inspection, sources: &corral_sandbox::SecretSources) {
+    let granted = corral::secrets::list::granted(&inspection.manifest);
+    if granted.is_empty() {
+        return;
+    }
+    println!("secrets");
+    for secret in granted {
+        let from =
+            corral::secrets::list::origin(sources, &inspection.name, &secret.name, secret.required);
+        let required = if secret.required {
+            "required"
+        } else {
+            "optional"
+        };
+        println!(
+            "  {} ({required}): {}",
+            secret.name,
+            corral_sandbox::printable(&secret.description)
+        );
+        match from {
+            Ok(source) => println!("    from {source}"),
+            Err(missing) => println!("    {missing}"),
         }
     }
 }

@@ -21,20 +21,62 @@ pub struct Granted {
 
 /// The secrets `manifest` grants, by name.
 pub fn granted(manifest: &Manifest) -> Vec<Granted> {
-    let _ = manifest;
-    Vec::new()
+    manifest
+        .secrets
+        .iter()
+        .map(|grant| Granted {
+            name: grant.name.clone(),
+            description: grant.description.clone(),
+            required: grant.required,
+        })
+        .collect()
 }
 
-/// Where `plugin`'s secret `name` comes from under `sources`: the source's
-/// description, `missing`, or the source's error (never a value).
-pub fn origin(sources: &SecretSources, plugin: &str, name: &str, required: bool) -> String {
-    match sources.resolve(plugin, name) {
-        Ok(Some((_value, source))) => source,
-        Ok(None) if required => {
-            format!("missing (required): `corral secret set {plugin} {name}` sets it")
+/// The values of the secrets granted to the plugins of `dir` that
+/// `sources` hold (name, value), for redacting what Corral prints about
+/// the folder (`corral state list`). A source's error leaves that value
+/// out: what cannot be read here is not redacted, and is reported by the
+/// calls that need it.
+pub fn granted_values(sources: &SecretSources, dir: &Path) -> Vec<(String, String)> {
+    let mut values = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return values;
+    };
+    for path in entries.filter_map(|entry| entry.ok().map(|entry| entry.path())) {
+        if path.extension().is_none_or(|ext| ext != "wasm") {
+            continue;
         }
-        Ok(None) => format!("missing (optional): `corral secret set {plugin} {name}` sets it"),
-        Err(err) => format!("unreadable: {err}"),
+        let Ok(manifest) = Manifest::for_plugin(&path) else {
+            continue;
+        };
+        let plugin = corral_sandbox::plugin_name(&path);
+        for grant in &manifest.secrets {
+            if let Ok(Some((value, _))) = sources.resolve(&plugin, &grant.name) {
+                values.push((grant.name.clone(), value));
+            }
+        }
+    }
+    values
+}
+
+/// Where `plugin`'s secret `name` comes from under `sources`: the
+/// description of the source that holds it, else `missing` with the
+/// command that sets it, or the source's error (never a value).
+pub fn origin(
+    sources: &SecretSources,
+    plugin: &str,
+    name: &str,
+    required: bool,
+) -> Result<String, String> {
+    match sources.resolve(plugin, name) {
+        Ok(Some((_value, source))) => Ok(source),
+        Ok(None) => {
+            let which = if required { "required" } else { "optional" };
+            Err(format!(
+                "missing ({which}): `corral secret set {plugin} {name}` sets it"
+            ))
+        }
+        Err(err) => Err(format!("unreadable: {err}")),
     }
 }
 
@@ -50,7 +92,7 @@ pub fn print(spec: &str, dir: Option<&Path>, out: &mut impl Write) -> Result<()>
                     rows.push([
                         plugin.clone(),
                         name.clone(),
-                        origin(&sources, &plugin, name, false),
+                        origin(&sources, &plugin, name, false).unwrap_or_else(|err| err),
                     ]);
                 }
             }
@@ -80,7 +122,8 @@ pub fn print(spec: &str, dir: Option<&Path>, out: &mut impl Write) -> Result<()>
                     }
                 };
                 for grant in granted(&manifest) {
-                    let from = origin(&sources, &plugin, &grant.name, grant.required);
+                    let from = origin(&sources, &plugin, &grant.name, grant.required)
+                        .unwrap_or_else(|err| err);
                     rows.push([plugin.clone(), grant.name, from]);
                 }
             }
