@@ -140,6 +140,10 @@ fn verdict(name: &str, manifest: &Manifest) -> Verdict {
                 granted: manifest.state.is_some(),
             }
         }
+        "wasi:config/store" if name.ends_with("@0.2.0-draft") => Verdict::NeedsGrant {
+            grant: "[secrets] NAME = { description = \"what it is for\" }",
+            granted: !manifest.secrets.is_empty(),
+        },
         _ => Verdict::Unknown,
     }
 }
@@ -178,6 +182,28 @@ mod tests {
         );
         assert_eq!(
             verdict("wasi:keyvalue/watcher@0.2.0-draft", &granted),
+            Verdict::Unknown
+        );
+    }
+
+    #[test]
+    fn config_needs_a_secrets_grant() {
+        let granted = Manifest::parse(
+            "[secrets]\nTOKEN = { description = \"d\" }\n",
+            "p.toml".as_ref(),
+        )
+        .unwrap();
+        let name = "wasi:config/store@0.2.0-draft";
+        let refused = RefusedImports {
+            refused: vec![(name.into(), verdict(name, &Manifest::default()))],
+        };
+        assert_eq!(
+            refused.to_string(),
+            "imports `wasi:config/store@0.2.0-draft`, which needs a grant in its manifest: [secrets] NAME = { description = \"what it is for\" }"
+        );
+        assert!(verdict(name, &granted).allowed());
+        assert_eq!(
+            verdict("wasi:config/runtime@0.2.0-draft", &granted),
             Verdict::Unknown
         );
     }

@@ -344,6 +344,7 @@ impl Plugin {
             outcome: outcome.label(),
             arguments: self.sandbox.options().log_arguments.then_some(arguments),
             principal,
+            redacted: None,
         };
         self.after_call(spent, warning, events.as_ref(), audit);
         output
@@ -360,8 +361,12 @@ impl Plugin {
         mut spent: Option<Spent>,
         warning: Option<String>,
         events: Option<&corral_tool::EventSink>,
-        audit: Audit,
+        mut audit: Audit,
     ) {
+        audit.redacted = spent
+            .as_ref()
+            .map(Spent::redacted)
+            .filter(|count| *count > 0);
         if let Some(spent) = &mut spent {
             if spent.lists_changed() {
                 self.sandbox.tools_changed().mark(&self.path);
@@ -688,6 +693,7 @@ impl Plugin {
             outcome: outcome.label(),
             arguments,
             principal: invoked.principal,
+            redacted: None,
         };
         let warning = warning.clone().filter(|_| outcome.is_host_event());
         self.after_call(invoked.spent, warning, invoked.events.as_ref(), audit);
@@ -1274,6 +1280,9 @@ struct Audit {
     /// ([`corral_tool::Principal::describe`]: subject and issuer, never a
     /// token); `None` otherwise.
     principal: Option<String>,
+    /// Occurrences of the plugin's secrets replaced in what the call sent
+    /// out; left out of the line when none.
+    redacted: Option<usize>,
 }
 
 impl Audit {
@@ -1287,28 +1296,29 @@ impl Audit {
             outcome,
             arguments,
             principal,
+            redacted,
         } = self;
         // Recorded as a string field (escaped by the log's formatter: a
         // subject is the issuer's text), and left out when absent.
         let principal = principal.as_deref();
         match (kind, arguments) {
             (Kind::Tool, Some(arguments)) => {
-                tracing::info!(plugin = %plugin, tool = %name, elapsed_us, fuel, outcome, principal, %arguments, "call")
+                tracing::info!(plugin = %plugin, tool = %name, elapsed_us, fuel, outcome, principal, redacted, %arguments, "call")
             }
             (Kind::Tool, None) => {
-                tracing::info!(plugin = %plugin, tool = %name, elapsed_us, fuel, outcome, principal, "call")
+                tracing::info!(plugin = %plugin, tool = %name, elapsed_us, fuel, outcome, principal, redacted, "call")
             }
             (Kind::Prompt, Some(arguments)) => {
-                tracing::info!(plugin = %plugin, prompt = %name, elapsed_us, fuel, outcome, principal, %arguments, "call")
+                tracing::info!(plugin = %plugin, prompt = %name, elapsed_us, fuel, outcome, principal, redacted, %arguments, "call")
             }
             (Kind::Prompt, None) => {
-                tracing::info!(plugin = %plugin, prompt = %name, elapsed_us, fuel, outcome, principal, "call")
+                tracing::info!(plugin = %plugin, prompt = %name, elapsed_us, fuel, outcome, principal, redacted, "call")
             }
             (Kind::Resource, _) => {
-                tracing::info!(plugin = %plugin, resource = %name, elapsed_us, fuel, outcome, principal, "call")
+                tracing::info!(plugin = %plugin, resource = %name, elapsed_us, fuel, outcome, principal, redacted, "call")
             }
             (Kind::Complete, _) => {
-                tracing::info!(plugin = %plugin, complete = %name, elapsed_us, fuel, outcome, principal, "call")
+                tracing::info!(plugin = %plugin, complete = %name, elapsed_us, fuel, outcome, principal, redacted, "call")
             }
         }
     }

@@ -40,7 +40,7 @@ use crate::missing_grant;
 use crate::naming;
 use crate::plugin_text;
 use crate::quota::TokenBucket;
-use crate::secrets::SecretSources;
+use crate::secrets::{self, Granted, SecretSources};
 use crate::state::keyvalue::{KeyValueView, StateAccess};
 use crate::state::{self, StateStore};
 use crate::units::{group_digits, human_bytes, human_duration};
@@ -133,6 +133,12 @@ pub enum Failure {
         message: String,
         stderr: String,
     },
+    /// The call did not run: a required secret has no value in any source,
+    /// or a source could not be read. The message names the secret and,
+    /// when it is missing, the command that sets it.
+    Secret {
+        message: String,
+    },
 }
 
 impl Failure {
@@ -145,6 +151,7 @@ impl Failure {
             Failure::InputRequired { .. } => "input-required",
             Failure::TooMuchData { .. } => "bad-output",
             Failure::StackOverflow | Failure::Crashed { .. } | Failure::Trap { .. } => "trap",
+            Failure::Secret { .. } => "missing-secret",
         }
     }
 }
@@ -185,6 +192,7 @@ impl fmt::Display for Failure {
             ),
             Failure::InputRequired { .. } => InputRequired.fmt(f),
             Failure::Crashed { report } => write!(f, "the plugin {report}"),
+            Failure::Secret { message } => f.write_str(message),
             Failure::Trap { message, stderr } if stderr.is_empty() => {
                 write!(f, "plugin trapped: {message}")
             }
@@ -232,6 +240,12 @@ impl Spent {
     /// The fuel the call burned of the `budget` it started with: all of it
     /// when it ran out, what it had run when it returned or trapped. Not
     /// after a timeout: the dropped run takes its counters with it.
+    /// Occurrences of its secrets' values replaced in what it sent out
+    /// (answer, failure, log and progress messages, stdout and stderr).
+    pub fn redacted(&self) -> usize {
+        self.store.data().redacted
+    }
+
     pub fn fuel_used(&self, budget: u64) -> u64 {
         budget.saturating_sub(self.store.get_fuel().unwrap_or(0))
     }
@@ -363,6 +377,9 @@ impl Sandbox {
         state::keyvalue::add_to_linker(&mut linker, CallState::keyvalue)
             .map_err(anyhow::Error::from)
             .context("linking wasi:keyvalue")?;
+        secrets::config::add_to_linker(&mut linker, CallState::config)
+            .map_err(anyhow::Error::from)
+            .context("linking wasi:config")?;
 
         spawn_epoch_ticker(engine.weak());
         let global = TokenBucket::new(options.global_rate, options.global_rate.max(1.0));
@@ -497,8 +514,29 @@ impl Sandbox {
         } else {
             limits.timeout
         };
+        // The secrets, resolved at every call (a changed value takes effect
+        // at the next): none for a list, made once for every caller and
+        // never redacted; a call without a required one does not run.
+        let listing = matches!(
+            request,
+            Request::ListTools | Request::ListResources | Request::ListPrompts
+        );
+        let granted = if manifest.secrets.is_empty() || listing {
+            None
+        } else {
+            let sources = &self.options.secrets;
+            match Granted::resolve(sources, plugin, &manifest.secrets) {
+                Ok(granted) if granted.missing().is_empty() => Some(granted),
+                Ok(granted) => {
+                    let message = secrets::missing_message(plugin, granted.missing(), sources);
+                    return (Err(Failure::Secret { message }), None);
+                }
+                Err(message) => return (Err(Failure::Secret { message }), None),
+            }
+        };
         let pause = Arc::new(Pause::default());
-        let mut store = match self.store(plugin, manifest, context, pause.clone(), waiting) {
+        let store = self.store(plugin, manifest, context, pause.clone(), waiting, granted);
+        let mut store = match store {
             Ok(store) => store,
             Err(failure) => return (Err(failure), None),
         };
@@ -512,7 +550,16 @@ impl Sandbox {
         let outcome = within(time_limit, &pause, pre.invoke(&mut store, started, request)).await;
         // Its time as the time limit counts it: waits for the client left out.
         let ran = began.elapsed().saturating_sub(pause.waited());
-        let run = finish(&mut store, limits, (time_limit, as_task), ran, outcome);
+        let mut run = finish(&mut store, limits, (time_limit, as_task), ran, outcome);
+        let state = store.data_mut();
+        if let Some(granted) = &state.secrets {
+            let mut count = 0;
+            match &mut run {
+                Ok(run) => secrets::output::response(granted, &mut run.value, &mut count),
+                Err(failure) => secrets::output::failure(granted, failure, &mut count),
+            }
+            state.redacted += count;
+        }
         (run, Some(Spent { store }))
     }
 
@@ -526,6 +573,7 @@ impl Sandbox {
         context: CallContext,
         pause: Arc<Pause>,
         waiting: Arc<WaitingCalls>,
+        granted: Option<Granted>,
     ) -> Result<Store<CallState>, Failure> {
         let limits = &manifest.limits;
         let stdout = Captured::new(CAPTURE_BYTES);
@@ -540,6 +588,14 @@ impl Sandbox {
             .allow_ip_name_lookup(false);
         for (name, value) in &manifest.env {
             wasi.env(name, value);
+        }
+        // Secrets the manifest also exposes as environment variables.
+        if let Some(granted) = &granted {
+            for grant in manifest.secrets.iter().filter(|grant| grant.env) {
+                if let Some(value) = granted.value(&grant.name) {
+                    wasi.env(&grant.name, value);
+                }
+            }
         }
         for dir in &manifest.dirs {
             let perms = if dir.writable {
@@ -591,6 +647,8 @@ impl Sandbox {
                 let namespace = state_namespace(plugin, grant.per, principal.as_deref());
                 StateAccess::new(backend, namespace, grant)
             }),
+            secrets: granted,
+            redacted: 0,
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.memory);
@@ -841,11 +899,29 @@ pub struct CallState {
     http: HttpPolicy,
     /// Its plugin's store, with a `[state]` grant.
     state: Option<StateAccess>,
+    /// The secrets it may read, with a `[secrets]` grant (none in a list).
+    secrets: Option<Granted>,
+    /// Occurrences of their values replaced in what it sent out.
+    redacted: usize,
     /// What the guest reached for that a grant gives (see `missing_grant`).
     reached: missing_grant::Reached,
 }
 
 impl CallState {
+    fn config(&mut self) -> secrets::config::ConfigView<'_> {
+        secrets::config::ConfigView {
+            granted: self.secrets.as_ref(),
+        }
+    }
+
+    /// `text` with the call's secrets redacted, counted.
+    fn redacted(&mut self, mut text: String) -> String {
+        if let Some(granted) = &self.secrets {
+            granted.redact_in_place(&mut text, &mut self.redacted);
+        }
+        text
+    }
+
     fn keyvalue(&mut self) -> KeyValueView<'_> {
         KeyValueView {
             table: &mut self.table,
@@ -855,9 +931,11 @@ impl CallState {
 
     /// Logs captured stdout and stderr, each cut (see `plugin_text`);
     /// returns stderr as captured, for the crash report to be found in.
-    fn drain_output(&self) -> String {
+    fn drain_output(&mut self) -> String {
         let stdout = self.stdout.text();
+        let stdout = self.redacted(stdout);
         let stderr = self.stderr.text();
+        let stderr = self.redacted(stderr);
         if !stdout.is_empty() {
             let stdout = plugin_text::cut(&stdout);
             tracing::info!(target: PLUGIN_TARGET, plugin = %self.plugin, "plugin stdout:\n{stdout}");
@@ -871,13 +949,14 @@ impl CallState {
 
     /// A log or progress message as it is passed on: cut, with a note when
     /// it was over the output limit. The plugin's string is freed here.
-    fn shown_message(&self, message: String) -> String {
+    fn shown_message(&mut self, message: String) -> String {
         let shown = plugin_text::shown(&message, self.output_limit);
         drop(message);
-        match shown.over_limit_note(self.output_limit) {
+        let shown = match shown.over_limit_note(self.output_limit) {
             Some(note) => format!("{} ({note})", shown.text),
             None => shown.text,
-        }
+        };
+        self.redacted(shown)
     }
 
     fn emit(&mut self, event: CallEvent) {

@@ -10,8 +10,13 @@
 //! call. What the plugin sends out is scanned for the exact values and each
 //! occurrence replaced with a marker ([`redact`]).
 
+pub mod config;
+pub(crate) mod output;
+
 use std::fmt;
 use std::sync::Arc;
+
+use crate::manifest::SecretGrant;
 
 /// One place secret values come from (Corral's store, a folder, the environment).
 pub trait SecretSource: Send + Sync + 'static {
@@ -62,6 +67,115 @@ impl fmt::Debug for SecretSources {
             .field(&self.describe())
             .finish()
     }
+}
+
+/// The secrets one call may read: each granted name that has a value, in
+/// the grant's order, and the required ones that have none. Its `Debug`
+/// shows names only.
+#[derive(Clone, Default)]
+pub struct Granted {
+    values: Vec<(String, String)>,
+    missing: Vec<String>,
+}
+
+impl Granted {
+    /// Asks `sources` for each secret `grants` names, for `plugin`.
+    pub fn resolve(
+        sources: &SecretSources,
+        plugin: &str,
+        grants: &[SecretGrant],
+    ) -> Result<Granted, String> {
+        let mut granted = Granted::default();
+        for grant in grants {
+            match sources.resolve(plugin, &grant.name) {
+                Ok(Some((value, _source))) => granted.values.push((grant.name.clone(), value)),
+                Ok(None) if grant.required => granted.missing.push(grant.name.clone()),
+                Ok(None) => {}
+                // The source's error, never a value: sources describe
+                // themselves and their failures without one.
+                Err(err) => {
+                    return Err(format!(
+                        "the secret {} cannot be read: {err} (secret sources: {})",
+                        grant.name,
+                        sources.describe().join(", ")
+                    ));
+                }
+            }
+        }
+        Ok(granted)
+    }
+
+    /// The value of `name`, if it is granted and has one.
+    pub fn value(&self, name: &str) -> Option<&str> {
+        self.values
+            .iter()
+            .find(|(granted, _)| granted == name)
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// Each granted name that has a value, with it.
+    pub fn values(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.values
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.as_str()))
+    }
+
+    /// The required secrets no source holds.
+    pub fn missing(&self) -> &[String] {
+        &self.missing
+    }
+
+    /// `text` with these values redacted (see [`redact`]).
+    pub fn redact(&self, text: &str) -> (String, usize) {
+        redact(text, &self.values)
+    }
+
+    /// Redacts `text` in place, adding what it replaced to `count`.
+    pub fn redact_in_place(&self, text: &mut String, count: &mut usize) {
+        if self.values.is_empty() {
+            return;
+        }
+        let (redacted, found) = self.redact(text);
+        if found > 0 {
+            *text = redacted;
+            *count += found;
+        }
+    }
+}
+
+impl fmt::Debug for Granted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.values.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("Granted")
+            .field("names", &names)
+            .field("missing", &self.missing)
+            .finish()
+    }
+}
+
+/// Why a call of `plugin` cannot run: the required secrets in `missing`
+/// have no value, and the command that sets each.
+pub fn missing_message(plugin: &str, missing: &[String], sources: &SecretSources) -> String {
+    let commands: Vec<String> = missing
+        .iter()
+        .map(|name| format!("`corral secret set {plugin} {name}`"))
+        .collect();
+    let (noun, pronoun) = if missing.len() == 1 {
+        ("secret", "it")
+    } else {
+        ("secrets", "each")
+    };
+    let sources = sources.describe();
+    let sources = if sources.is_empty() {
+        "this server has no secret sources".to_owned()
+    } else {
+        format!("secret sources: {}", sources.join(", "))
+    };
+    format!(
+        "plugin `{plugin}` needs the {noun} {}, which no source holds ({sources}); set {pronoun} with {}",
+        missing.join(", "),
+        commands.join(", ")
+    )
 }
 
 /// Values shorter than this many bytes are not redacted: a one- or
