@@ -74,6 +74,7 @@ mod prompt;
 mod resource;
 mod result;
 mod schema;
+pub mod secrets;
 pub mod state;
 mod tool;
 mod uri_template;
@@ -103,6 +104,17 @@ mod keyvalue {
     wit_bindgen::generate!({
         world: "wasi:keyvalue/imports",
         path: "wit/keyvalue",
+    });
+}
+
+/// The `wasi:config` import behind [`secrets`], generated apart from the
+/// plugin's world for the same reason as [`keyvalue`]: a plugin imports it
+/// only when it reads a secret.
+#[allow(missing_docs, dead_code)]
+mod config {
+    wit_bindgen::generate!({
+        world: "wasi:config/imports",
+        path: "wit/config",
     });
 }
 
