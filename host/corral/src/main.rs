@@ -753,6 +753,12 @@ fn secret_command(command: SecretCommand) -> Result<ExitCode> {
             secrets::store::check_names(&plugin, &name)?;
             let value = secrets::prompt::read_value(&format!("{plugin} {name}"))?;
             store.set(&plugin, &name, &value)?;
+            if value.len() < corral_sandbox::secrets::MIN_REDACTED_BYTES {
+                eprintln!(
+                    "corral: warning: the value is shorter than {} bytes, so it is not redacted from what the plugin sends out",
+                    corral_sandbox::secrets::MIN_REDACTED_BYTES
+                );
+            }
             eprintln!(
                 "set {plugin} {name} in {} (the next call reads it)",
                 store.path().display()
