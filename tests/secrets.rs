@@ -361,6 +361,8 @@ fn every_leak_path_is_redacted_in_what_the_client_receives() {
     setup.set("TOKEN", &token);
     let mut server = setup.serve("store", &[]);
     let redacted = marker("TOKEN");
+    // The plugin's log messages reach the client too.
+    server.result("logging/setLevel", json!({ "level": "debug" }));
 
     // Text, structured content, a log message, progress, stdout, stderr.
     let leaked = call_leak(&mut server);
