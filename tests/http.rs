@@ -873,7 +873,11 @@ fn notifications_for_an_sse_stream_nobody_reads_are_dropped_not_queued() {
         })
         .collect();
     let session = legacy.session.clone().unwrap();
-    let (status, _, mut stream) = legacy.open_stream(
+    // The client's receive buffer is fixed (1 MiB; the kernel doubles it),
+    // so that what the sockets hold does not depend on how far the kernel
+    // would grow it on a busy machine (once 13 MiB).
+    let (status, _, mut stream) = legacy.open_stream_receiving(
+        Some(1 << 20),
         "POST",
         &[
             ("Content-Type", "application/json"),
@@ -902,7 +906,9 @@ fn notifications_for_an_sse_stream_nobody_reads_are_dropped_not_queued() {
     };
     assert_eq!(answer.as_array().unwrap().len(), calls as usize);
     // 1 MiB waited in the server; the rest, a few MiB, in the sockets'
-    // buffers. Unbounded, all 30 MiB would have waited.
+    // buffers (the server's send buffer grows to 4 MiB at most here, the
+    // client's receive buffer is 2 MiB). Unbounded, all 30 MiB would have
+    // waited.
     assert!(
         notification_bytes < 10 << 20,
         "{} KiB of notifications were queued",

@@ -557,3 +557,35 @@ fn the_prompt_does_not_echo_and_puts_the_terminal_back_after_enter_or_ctrl_c() {
         assert_eq!(held.contains(&value), kept, "{mode}");
     }
 }
+
+#[test]
+fn a_log_filter_that_asks_for_everything_still_gets_no_secret() {
+    // WASI's streams log at debug what a plugin writes; a filter of the
+    // operator's own (not one of the plain levels) asks for all of it.
+    let setup = Setup::new();
+    let token = secret_value();
+    setup.set("TOKEN", &token);
+    let store = setup.store_file();
+    let state = setup.state_flag();
+    let mut server = Server::start_with_env(
+        &setup.dir(),
+        &[
+            "--secrets",
+            "store",
+            "--state",
+            &state,
+            "--log-level",
+            "trace,wasmtime_wasi=trace,wasmtime_wasi_http=trace",
+        ],
+        &[("CORRAL_SECRETS_FILE", store.to_str().unwrap())],
+    );
+    server.initialize("2025-11-25");
+    let leaked = call_leak(&mut server);
+    assert_ne!(leaked["isError"], json!(true), "{leaked}");
+    let all = captured(&server, &[leaked]);
+    assert!(
+        all.contains("TRACE"),
+        "the filter was not taken: {all:.2000}"
+    );
+    assert_no_secret("a server logging at trace", &all);
+}

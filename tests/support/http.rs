@@ -340,7 +340,36 @@ impl Client {
         headers: &[(&str, &str)],
         body: &[u8],
     ) -> (u16, Vec<(String, String)>, EventStream) {
+        self.open_stream_receiving(None, method, headers, body)
+    }
+
+    /// [`Client::open_stream`] on a connection whose receive buffer is
+    /// fixed at `receive_buffer` bytes (the kernel then does not grow it:
+    /// on this machine it may grow to 32 MiB), for a test of what waits
+    /// for a client that does not read.
+    pub fn open_stream_receiving(
+        &self,
+        receive_buffer: Option<usize>,
+        method: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> (u16, Vec<(String, String)>, EventStream) {
         let mut connection = Client::connect(self.addr);
+        if let Some(bytes) = receive_buffer {
+            use std::os::fd::AsRawFd;
+            let size = bytes as libc::c_int;
+            // SAFETY: a valid socket and an int option of the right size.
+            let set = unsafe {
+                libc::setsockopt(
+                    connection.get_ref().as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_RCVBUF,
+                    (&size as *const libc::c_int).cast(),
+                    std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                )
+            };
+            assert_eq!(set, 0, "setting SO_RCVBUF");
+        }
         let request = self.encode(method, "/mcp", headers, body);
         connection.get_mut().write_all(&request).unwrap();
         let (status, headers) = read_head(&mut connection).unwrap();

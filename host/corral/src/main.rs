@@ -881,12 +881,21 @@ fn log_filter(level: Option<&str>) -> EnvFilter {
             .iter()
             .any(|plain| text.eq_ignore_ascii_case(plain))
     };
-    match level {
+    let filter = match level {
         Some(level) if is_plain_level(level) => own_level(level),
         Some(filter) => EnvFilter::new(filter),
         None => EnvFilter::try_from_default_env().unwrap_or_else(|_| own_level("info")),
-    }
+    };
+    // Below info, WASI's streams and HTTP log the bytes a plugin writes and
+    // sends (its secrets among them, unredacted): never, whatever the
+    // filter asks.
+    GUEST_DATA_TARGETS.iter().fold(filter, |filter, target| {
+        filter.add_directive(format!("{target}=info").parse().expect("a valid directive"))
+    })
 }
+
+/// Libraries whose debug and trace events carry a plugin's own bytes.
+const GUEST_DATA_TARGETS: [&str; 2] = ["wasmtime_wasi", "wasmtime_wasi_http"];
 
 fn init_logging(level: Option<&str>) {
     let filter = log_filter(level);

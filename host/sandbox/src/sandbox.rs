@@ -154,6 +154,19 @@ impl Failure {
             Failure::Secret { .. } => "missing-secret",
         }
     }
+
+    /// Redacts the plugin's words in it (a crash report, a trap's message
+    /// and stderr); adds what it replaced to `count`.
+    fn redact(&mut self, granted: &Granted, count: &mut usize) {
+        match self {
+            Failure::Crashed { report } => granted.redact_in_place(report, count),
+            Failure::Trap { message, stderr } => {
+                granted.redact_in_place(message, count);
+                granted.redact_in_place(stderr, count);
+            }
+            _ => {}
+        }
+    }
 }
 
 impl fmt::Display for Failure {
@@ -556,7 +569,7 @@ impl Sandbox {
             let mut count = 0;
             match &mut run {
                 Ok(run) => secrets::output::response(granted, &mut run.value, &mut count),
-                Err(failure) => secrets::output::failure(granted, failure, &mut count),
+                Err(failure) => failure.redact(granted, &mut count),
             }
             state.redacted += count;
         }

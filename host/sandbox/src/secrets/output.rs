@@ -5,7 +5,6 @@
 
 use super::Granted;
 use crate::bindings::{Response, prompts, resources, types};
-use crate::sandbox::Failure;
 
 /// Redacts `response` in place; adds what it replaced to `count`.
 pub(crate) fn response(granted: &Granted, response: &mut Response, count: &mut usize) {
@@ -74,18 +73,5 @@ fn resource_contents(item: &mut resources::Contents, text: &mut impl FnMut(&mut 
     text(&mut item.uri);
     if let types::ResourceContents::Text(body) = &mut item.body {
         text(body);
-    }
-}
-
-/// Redacts the plugin's words in `failure` (a crash report, a trap's
-/// message and stderr); adds what it replaced to `count`.
-pub(crate) fn failure(granted: &Granted, failure: &mut Failure, count: &mut usize) {
-    match failure {
-        Failure::Crashed { report } => granted.redact_in_place(report, count),
-        Failure::Trap { message, stderr } => {
-            granted.redact_in_place(message, count);
-            granted.redact_in_place(stderr, count);
-        }
-        _ => {}
     }
 }
