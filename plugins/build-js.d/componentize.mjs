@@ -8,14 +8,19 @@
 //
 // Usage: node componentize.mjs WIT_DIR ENTRY.js OUT.wasm [WORLD]
 //
-// WORLD is `plugin` (the default), `plugin-with-state`, which adds the
-// wasi:keyvalue imports for a plugin whose manifest grants [state]
-// (wit/plugin-with-state.wit), `plugin-with-files`, which adds
-// wasi:filesystem's types and preopens and wasi:cli/environment for a plugin
-// whose manifest grants [[dirs]] (wit/plugin-with-files.wit), or
-// `plugin-with-state-and-files`, or `plugin-full`, which exports `resources`,
-// `prompts` and `completion` besides `tools` (wit/plugin.wit), for a plugin
-// whose plugin.js exports `resources` or `prompts`.
+// WORLD is `plugin` (the default) or `plugin-full`, which exports
+// `resources`, `prompts` and `completion` besides `tools` (wit/plugin.wit),
+// for a plugin whose plugin.js exports `resources` or `prompts`; either
+// followed by the grants whose imports it adds, `-with-G1-and-G2...` in the
+// order state, files, secrets, as plugins/build-common.sh composes it
+// (world_name, world_wit: WIT_DIR then holds it): `state` the wasi:keyvalue
+// imports for a plugin whose manifest grants [state]
+// (wit/plugin-with-state.wit), `files` wasi:filesystem's types and preopens
+// and wasi:cli/environment for [[dirs]] (wit/plugin-with-files.wit),
+// and `secrets` wasi:config/store for [secrets]
+// (wit/plugin-with-secrets.wit). For example
+// `plugin-with-state`, `plugin-with-files-and-secrets`,
+// `plugin-full-with-secrets`.
 //
 // Console output (the engine's `stdio` feature) stays on: without it an
 // uncaught error's message and stack are lost and the call fails with a bare
@@ -28,7 +33,7 @@
 // wasi:http import needs a grant). The build fails if the plugin's own source
 // imports anything but corral:plugin/* (and wasi:keyvalue/* with state;
 // with files, wasi:filesystem/*, the wasi:io/* and wasi:clocks/* its types
-// use, and wasi:cli/environment).
+// use, and wasi:cli/environment; with secrets, wasi:config/*).
 //
 // What the engine prints of an uncaught Error is its message, without its
 // class (`can't access property "x" of null`, not `TypeError: ...`), and
@@ -55,19 +60,31 @@ import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 
 const [witPath, sourcePath, outPath, worldName = 'plugin'] = process.argv.slice(2);
-// What each world lets the plugin's source import.
+// What each grant lets the plugin's source import, besides corral:plugin/*.
 const files = ['wasi:filesystem/', 'wasi:io/', 'wasi:clocks/', 'wasi:cli/environment@'];
-const worlds = {
-  plugin: ['corral:plugin/'],
-  'plugin-with-state': ['corral:plugin/', 'wasi:keyvalue/'],
-  'plugin-with-files': ['corral:plugin/', ...files],
-  'plugin-with-state-and-files': ['corral:plugin/', 'wasi:keyvalue/', ...files],
-  'plugin-full': ['corral:plugin/'],
+const grants = {
+  state: ['wasi:keyvalue/'],
+  files,
+  secrets: ['wasi:config/'],
 };
-const allowed = worlds[worldName];
+const allowed = worldImports(worldName);
 if (!outPath || !allowed) {
-  console.error(`usage: node componentize.mjs WIT_DIR ENTRY.js OUT.wasm [${Object.keys(worlds).join('|')}]`);
+  console.error('usage: node componentize.mjs WIT_DIR ENTRY.js OUT.wasm [plugin|plugin-full[-with-GRANT[-and-GRANT...]]]');
+  console.error(`  (each GRANT one of ${Object.keys(grants).join(', ')}, in that order)`);
   process.exit(2);
+}
+
+// The prefixes of what world `name` lets the source import, or undefined
+// for a name that is not plugin or plugin-full with grants in order.
+function worldImports(name) {
+  const match = /^plugin(?:-full)?(?:-with-([a-z-]+))?$/.exec(name);
+  if (!match) return undefined;
+  const order = Object.keys(grants);
+  const named = match[1] ? match[1].split('-and-') : [];
+  if (named.some((grant, i) => !order.includes(grant) || (i > 0 && order.indexOf(grant) <= order.indexOf(named[i - 1])))) {
+    return undefined;
+  }
+  return ['corral:plugin/', ...named.flatMap((grant) => grants[grant])];
 }
 
 // The component's entry: ENTRY.js's exports, guarded (above). It must sit
