@@ -1137,7 +1137,9 @@ impl client::Host for CallState {
         &mut self,
         requests: Vec<client::InputRequest>,
     ) -> WasmResult<Result<Vec<client::InputResponse>, client::AskError>> {
-        self.asking.ask(requests).await
+        self.asking
+            .ask(requests, self.secrets.as_ref(), &mut self.redacted)
+            .await
     }
 }
 

@@ -19,9 +19,15 @@ use corral_tool::{CallContext, CallEvent, CallOutput, Content};
 use serde_json::{Value, json};
 
 /// The secret's value: recognisable, so that any leak shows.
-const VALUE: &str = "s3cr3t-VALUE-for-tests-0042";
+/// Every test secret of the suite holds `s3cr3t-corral-test-`, which a
+/// scan of what the suite captured looks for (scripts/test-captures).
+const VALUE: &str = "s3cr3t-corral-test-VALUE-0042";
 /// A value granted to another plugin, never to the fixture.
-const OTHER: &str = "other-plugin-VALUE-0043";
+const OTHER: &str = "s3cr3t-corral-test-OTHER-0043";
+/// A value with every kind of character a serializer escapes: a quote,
+/// a backslash, a newline, a tab, an escape, a slash and non-ASCII
+/// letters (one outside the Basic Multilingual Plane).
+const ESCAPED: &str = "s3cr3t-corral-test-\"q\"\\b\n\t\u{1b}/é-𝄞-0044";
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -133,13 +139,18 @@ struct Loaded {
 /// The fixture as plugin `leaky` with `manifest`, its `TOKEN` set to
 /// [`VALUE`] (unless `set` is false) and another plugin's to [`OTHER`].
 async fn load(manifest: &str, set: bool) -> Result<Loaded, String> {
+    load_with(manifest, set.then_some(VALUE)).await
+}
+
+/// [`load`], `TOKEN` set to `value` (if any).
+async fn load_with(manifest: &str, value: Option<&str>) -> Result<Loaded, String> {
     log_lines();
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(fixture(), dir.path().join("leaky.wasm")).unwrap();
     std::fs::write(dir.path().join("leaky.toml"), manifest).unwrap();
     let memory = Arc::new(Memory::default());
-    if set {
-        memory.set("leaky", "TOKEN", VALUE);
+    if let Some(value) = value {
+        memory.set("leaky", "TOKEN", value);
     }
     memory.set("other", "TOKEN", OTHER);
     memory.set("leaky", "UNGRANTED", OTHER);
@@ -273,7 +284,7 @@ async fn only_granted_names_are_readable_and_a_new_value_is_read_at_the_next_cal
     assert_eq!(text(&call(plugin, "names", json!({})).await.0), "TOKEN");
     loaded
         .memory
-        .set("leaky", "TOKEN", "a-rotated-value-of-32-bytes-long");
+        .set("leaky", "TOKEN", "s3cr3t-corral-test-rotated-32-by");
     assert_eq!(length("TOKEN").await, "32 bytes");
 }
 
@@ -282,7 +293,7 @@ async fn a_missing_required_secret_fails_each_call_with_the_command_that_sets_it
     let loaded = load(GRANT, false).await.unwrap();
     let plugin = &loaded.plugin;
     // Loaded, its tools listed.
-    assert_eq!(plugin.tools().len(), 7);
+    assert_eq!(plugin.tools().len(), 9);
     let (output, _) = call(plugin, "names", json!({})).await;
     assert!(output.is_error);
     let message = text(&output);
@@ -314,4 +325,111 @@ async fn the_gate_refuses_a_plugin_without_the_grant() {
     };
     assert!(err.contains("wasi:config/store@0.2.0-draft"), "{err}");
     assert!(err.contains("[secrets]"), "{err}");
+}
+
+/// The mark every test secret holds: no escaping changes it, so any copy
+/// of a value, escaped or not, holds it.
+const MARK: &str = "s3cr3t-corral-test-";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_value_that_serializers_escape_is_redacted_in_structured_content_and_everywhere() {
+    // The fixture's structured content is JSON text written by serde_json
+    // in the guest, where the value's quote, backslash and controls are
+    // escaped: the exact value is not in that text, but the client would
+    // get it once the host parsed it.
+    let loaded = load_with(GRANT, Some(ESCAPED)).await.unwrap();
+    let (output, events) = call(&loaded.plugin, "leak", json!({})).await;
+    assert!(!output.is_error, "{}", text(&output));
+    assert_eq!(
+        output.structured,
+        Some(json!({"token": MARKER, "note": "not secret"}))
+    );
+    assert_eq!(
+        text(&output),
+        format!("the token is {MARKER}, twice: {MARKER}")
+    );
+    let shown = format!("{output:?} {events:?}");
+    assert!(!shown.contains(MARK), "{shown}");
+    let (output, _) = call(&loaded.plugin, "throw", json!({})).await;
+    assert!(
+        text(&output).contains(&format!("cannot use token {MARKER}")),
+        "{}",
+        text(&output)
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let log = logged();
+    assert!(!log.contains(MARK), "{log}");
+}
+
+/// A client that records what it is asked and answers nothing.
+#[derive(Default)]
+struct Recording(Mutex<Vec<corral_tool::InputRequest>>);
+
+impl corral_tool::Client for Recording {
+    fn capabilities(&self) -> corral_tool::ClientCapabilities {
+        corral_tool::ClientCapabilities {
+            elicitation_form: true,
+            elicitation_url: true,
+            sampling: true,
+            roots: true,
+        }
+    }
+
+    fn ask(&self, requests: Vec<corral_tool::InputRequest>) -> corral_tool::AskFuture<'_> {
+        self.0.lock().unwrap().extend(requests);
+        Box::pin(async { Err(corral_tool::AskError::Failed("the test declines".into())) })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn what_a_plugin_asks_its_client_never_holds_its_secret() {
+    // A value with what JSON escapes, and none that a URL may not hold.
+    for value in [VALUE, "s3cr3t-corral-test-\"q\"\\b/é-𝄞-0045"] {
+        let loaded = load_with(GRANT, Some(value)).await.unwrap();
+        let client = Arc::new(Recording::default());
+        let index = loaded.plugin.tools().position(|t| t.name == "ask").unwrap();
+        let context = CallContext {
+            client: Some(client.clone()),
+            ..CallContext::default()
+        };
+        let output = loaded
+            .plugin
+            .call(index, "ask", serde_json::Map::new(), context)
+            .await;
+        assert!(
+            text(&output).contains("not answered: "),
+            "{}",
+            text(&output)
+        );
+        let asked = client.0.lock().unwrap().clone();
+        assert_eq!(asked.len(), 3, "{asked:?}");
+        let sent = serde_json::to_string(
+            &asked
+                .iter()
+                .map(|request| (request.key.clone(), Value::Object(request.params.clone())))
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        assert!(!sent.contains(MARK), "{sent}");
+        let params = |i: usize| Value::Object(asked[i].params.clone());
+        let (form, url, sample) = (params(0), params(1), params(2));
+        assert_eq!(form["message"], format!("form {MARKER}"), "{form}");
+        let answer = &form["requestedSchema"]["properties"]["answer"];
+        assert_eq!(answer["description"], format!("description {MARKER}"));
+        assert_eq!(answer["title"], format!("title {MARKER}"));
+        assert_eq!(answer["default"], MARKER);
+        assert_eq!(url["message"], format!("open {MARKER}"), "{url}");
+        assert_eq!(
+            url["url"],
+            format!("https://example.com/leak?token={MARKER}"),
+            "{url}"
+        );
+        assert_eq!(sample["systemPrompt"], format!("system {MARKER}"));
+        assert_eq!(
+            sample["messages"][0]["content"]["text"],
+            format!("prompt {MARKER}"),
+            "{sample}"
+        );
+        assert_eq!(sample["stopSequences"], json!([MARKER]), "{sample}");
+    }
 }

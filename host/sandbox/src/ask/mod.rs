@@ -39,6 +39,7 @@ use corral_tool::{AskError, Client, ClientCapabilities};
 use tokio::sync::Semaphore;
 
 use crate::bindings::client;
+use crate::secrets::Granted;
 use crate::units::human_bytes;
 
 pub use answers::MAX_FORM_CONTENT;
@@ -191,10 +192,14 @@ impl Asking {
     }
 
     /// Asks the client `requests`; the outer error ends the run
-    /// ([`InputRequired`]).
+    /// ([`InputRequired`]). The call's `secrets` are redacted from what is
+    /// sent (every key, message, schema, URL and text, as the JSON the
+    /// client gets), the occurrences added to `redacted`.
     pub async fn ask(
         &mut self,
         requests: Vec<client::InputRequest>,
+        secrets: Option<&Granted>,
+        redacted: &mut usize,
     ) -> wasmtime::Result<Result<Vec<client::InputResponse>, client::AskError>> {
         self.asks = self.asks.saturating_add(1);
         if self.asks > MAX_ASKS {
@@ -202,10 +207,22 @@ impl Asking {
                 "a call asks the client at most {MAX_ASKS} times"
             ))));
         }
-        let (requests, expected) = match requests::build(requests) {
+        let (mut requests, expected) = match requests::build(requests) {
             Ok(built) => built,
             Err(message) => return Ok(Err(client::AskError::Invalid(message))),
         };
+        // What the client will see (and a task's record keep): a plugin
+        // must not hand its secret to the client in an ask.
+        if let Some(granted) = secrets.filter(|granted| granted.redacts_anything()) {
+            for request in &mut requests {
+                granted.redact_in_place(&mut request.key, redacted);
+                let mut params = serde_json::Value::Object(std::mem::take(&mut request.params));
+                granted.redact_json(&mut params, redacted);
+                if let serde_json::Value::Object(params) = params {
+                    request.params = params;
+                }
+            }
+        }
         let Some(client) = self.client.clone() else {
             // A caller that can answer nothing (`corral call`) declared nothing.
             let capability = requests[0].kind.capability();

@@ -1,7 +1,9 @@
 //! Redaction of what a call sends out of the sandbox: every string of its
 //! answer that a client or the host log can see, and the failure it ended
-//! with. Binary content (image, audio, blobs) is left as it is: it reaches
-//! clients base64-encoded, where an exact value does not appear.
+//! with; structured content as JSON (see [`Granted::redact_json_text`]).
+//! (A request it asks its client is redacted in `ask`, as the JSON it is
+//! sent as.) Binary content (image, audio, blobs) is left as it is: it
+//! reaches clients base64-encoded, where an exact value does not appear.
 
 use super::Granted;
 use crate::bindings::{Response, prompts, resources, types};
@@ -16,8 +18,10 @@ pub(crate) fn response(granted: &Granted, response: &mut Response, count: &mut u
             for item in &mut result.content {
                 content(item, &mut text);
             }
+            // JSON text: parsed, so that a value is found however the
+            // plugin's serializer escaped it (the client gets it parsed).
             if let Some(structured) = &mut result.structured_content {
-                text(structured);
+                granted.redact_json_text(structured, count);
             }
         }
         Response::Read(Ok(items)) => {

