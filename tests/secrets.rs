@@ -589,3 +589,94 @@ fn a_log_filter_that_asks_for_everything_still_gets_no_secret() {
     );
     assert_no_secret("a server logging at trace", &all);
 }
+
+/// A test secret's value with what JSON and `corral state list` escape:
+/// quotes, a backslash, a newline, a tab and a non-ASCII letter.
+fn escaped_secret_value() -> String {
+    format!("{}-\"q\"\\b\n\té", secret_value())
+}
+
+#[test]
+fn corral_state_get_and_list_show_a_stored_secret_as_its_marker_even_escaped() {
+    for token in [secret_value(), escaped_secret_value()] {
+        let setup = Setup::new();
+        setup.set("TOKEN", &token);
+        let mut server = setup.serve("store", &[]);
+        // The fixture keeps its secret in its state store; its structured
+        // content and every other way out are redacted however it escapes.
+        let stored = server.call("store", json!({}));
+        assert_eq!(stored["content"][0]["text"], "stored", "{stored}");
+        let leaked = call_leak(&mut server);
+        assert_eq!(
+            leaked["structuredContent"]["token"],
+            json!(marker("TOKEN")),
+            "{leaked}"
+        );
+        let mut all = captured(&server, &[stored, leaked]);
+        drop(server);
+
+        let dir = setup.dir();
+        let dir = dir.to_str().unwrap();
+        let got = setup.corral(&["state", "get", dir, "hostile-secrets", "token"]);
+        assert!(got.status.success(), "{}", text(&got));
+        assert_eq!(
+            String::from_utf8_lossy(&got.stdout),
+            marker("TOKEN"),
+            "{}",
+            text(&got)
+        );
+        let listed = text(&setup.corral(&["state", "list", dir, "hostile-secrets"]));
+        assert!(
+            listed.contains(&format!("default/token  {}", marker("TOKEN"))),
+            "{listed}"
+        );
+        all.push_str(&text(&got));
+        all.push_str(&listed);
+        assert_no_secret("what Corral printed of the stored secret", &all);
+    }
+}
+
+#[test]
+fn a_tasks_status_message_never_holds_a_secret() {
+    // `slow` works past task-after (2 s), sends its secret as progress and
+    // works on: the progress message is the task's statusMessage meanwhile.
+    let setup = Setup::new();
+    setup.set("TOKEN", &escaped_secret_value());
+    let mut server = setup.serve("store", &[]);
+    let takes_tasks = json!({
+        "io.modelcontextprotocol/clientCapabilities": {
+            "extensions": { "io.modelcontextprotocol/tasks": {} }
+        }
+    });
+    let created = server.modern_result(
+        "tools/call",
+        json!({ "name": "slow", "arguments": { "ms": 2500 }, "_meta": takes_tasks }),
+    );
+    assert_eq!(created["resultType"], "task", "{created}");
+    let id = created["taskId"].as_str().unwrap().to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut seen = vec![created];
+    loop {
+        let task = server.modern_result("tasks/get", json!({ "taskId": id, "_meta": takes_tasks }));
+        let done = task["status"] == "completed" || task["status"] == "failed";
+        seen.push(task);
+        if done {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the task did not end: {seen:#?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let messages: Vec<&str> = seen
+        .iter()
+        .filter_map(|task| task["statusMessage"].as_str())
+        .collect();
+    assert!(
+        messages.contains(&format!("slowly using {}", marker("TOKEN")).as_str()),
+        "{messages:?}"
+    );
+    assert_eq!(seen.last().unwrap()["status"], "completed", "{seen:#?}");
+    assert_no_secret("the task and the server's logs", &captured(&server, &seen));
+}

@@ -538,7 +538,8 @@ enum StateCommand {
         #[command(flatten)]
         secrets: SecretsFlag,
     },
-    /// Print the value plugin NAME keeps at KEY.
+    /// Print the value plugin NAME keeps at KEY (the value of a secret
+    /// DIR's plugins are granted shows as a marker, as in `list`).
     Get {
         /// The plugin folder.
         dir: PathBuf,
@@ -550,6 +551,8 @@ enum StateCommand {
         bucket: String,
         #[command(flatten)]
         store: StateFlag,
+        #[command(flatten)]
+        secrets: SecretsFlag,
     },
     /// Delete everything plugin NAME keeps (removing a plugin keeps its
     /// state; this is how it goes).
@@ -726,7 +729,16 @@ fn state_command(command: StateCommand) -> Result<ExitCode> {
             key,
             bucket,
             store: flag,
-        } => out.write_all(&state::get(&store(&dir, &flag)?, &name, &bucket, &key)?)?,
+            secrets,
+        } => {
+            let value = state::get(&store(&dir, &flag)?, &name, &bucket, &key)?;
+            // As in `list`: the bytes as stored, but a granted secret's
+            // value (as it is or escaped) shows as its marker.
+            let sources = corral::secrets::sources(&secrets.secrets)?;
+            let values = corral::secrets::list::granted_values(&sources, &dir);
+            let (value, _) = corral_sandbox::secrets::redact_bytes(&value, &values);
+            out.write_all(&value)?;
+        }
         StateCommand::Clear {
             dir,
             name,

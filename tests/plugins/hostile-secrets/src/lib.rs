@@ -112,10 +112,11 @@ fn ask(_: NoArgs) -> Result<String, ToolError> {
     })
 }
 
-/// Sends TOKEN as progress, then works on for `ms` milliseconds (long
-/// enough to become a task), then says so.
+/// Works for `ms` milliseconds (long enough to become a task), sends
+/// TOKEN as progress, and works on for `ms` more.
 fn slow(args: Slow) -> Result<String, ToolError> {
     let token = token()?;
+    std::thread::sleep(std::time::Duration::from_millis(args.ms));
     progress(1.0, Some(2.0), Some(&format!("slowly using {token}")));
     std::thread::sleep(std::time::Duration::from_millis(args.ms));
     Ok("done".into())
@@ -140,5 +141,6 @@ plugin! {
     Tool::new("env", env).description("The environment variable TOKEN, or \"unset\"."),
     Tool::new("ask", ask)
         .description("Ask the client a form, a URL and a sampling request, each with TOKEN."),
-    Tool::new("slow", slow).description("Send TOKEN as progress, then work on for `ms` milliseconds."),
+    Tool::new("slow", slow)
+        .description("Work for `ms` milliseconds, send TOKEN as progress, work `ms` more."),
 }
