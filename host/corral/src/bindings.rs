@@ -118,7 +118,8 @@ mod tests {
 
     /// A header, a source and the type object, named `plugin` for every
     /// world, so that one C source builds against any: the world's own
-    /// imports (the store's, for plugin-with-state) join the contract's.
+    /// imports (the store's, for plugin-with-state; wasi:config's too, for
+    /// plugin-with-state-and-secrets) join the contract's.
     #[test]
     fn c_bindings_are_a_header_a_source_and_the_type_object_named_plugin() {
         for (world, declares, lacks) in [
@@ -130,6 +131,11 @@ mod tests {
             (
                 "plugin-with-state",
                 "extern bool wasi_keyvalue_store_open(plugin_string_t *identifier",
+                "plugin_with_state",
+            ),
+            (
+                "plugin-with-state-and-secrets",
+                "extern bool wasi_config_store_get(plugin_string_t *key",
                 "plugin_with_state",
             ),
         ] {

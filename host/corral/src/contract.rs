@@ -1,6 +1,6 @@
 //! The plugin contract this binary serves, as WIT compiled into it: the
 //! package `corral:plugin` (`wit/plugin.wit` and the worlds beside it) with
-//! the WASI and wasi:keyvalue packages it uses (`wit/deps/`). `corral
+//! the WASI, wasi:keyvalue and wasi:config packages it uses (`wit/deps/`). `corral
 //! bindings` and `corral componentize` read it, so a plugin is built for
 //! exactly the contract the corral that builds it serves, with no copy of
 //! the WIT in the plugin's project to fall out of date.
@@ -25,10 +25,12 @@ const MAIN: &[(&str, &str)] = &[
     wit!("plugin-with-state.wit"),
     wit!("plugin-with-http.wit"),
     wit!("plugin-with-files.wit"),
+    wit!("plugin-with-secrets.wit"),
 ];
 
 /// The packages it uses, one entry per package (wasi:keyvalue is four
-/// files); `deps/keyvalue` is a link to `keyvalue/` in the repository.
+/// files); `deps/keyvalue` and `deps/config` are links to `keyvalue/` and
+/// `config/` in the repository.
 const DEPS: &[&[(&str, &str)]] = &[
     &[wit!("deps/cli.wit")],
     &[wit!("deps/clocks.wit")],
@@ -43,6 +45,7 @@ const DEPS: &[&[(&str, &str)]] = &[
         wit!("keyvalue/store.wit"),
         wit!("keyvalue/world.wit"),
     ],
+    &[wit!("config/store.wit"), wit!("config/world.wit")],
 ];
 
 /// A resolved WIT package and the world chosen from it.
@@ -113,6 +116,8 @@ mod tests {
             "plugin-with-http",
             "plugin-with-files",
             "plugin-with-state-and-files",
+            "plugin-with-secrets",
+            "plugin-with-state-and-secrets",
         ] {
             let contract = Contract::load(None, world).unwrap();
             let resolved = &contract.resolve.worlds[contract.world];
