@@ -1,0 +1,3 @@
+module corral.plugin/secrets-go
+
+go 1.27
