@@ -680,3 +680,60 @@ fn a_tasks_status_message_never_holds_a_secret() {
     assert_eq!(seen.last().unwrap()["status"], "completed", "{seen:#?}");
     assert_no_secret("the task and the server's logs", &captured(&server, &seen));
 }
+
+#[test]
+fn concurrent_corral_secret_sets_lose_no_update() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let setup = Setup::new();
+    let values: Vec<(String, String)> =
+        (0..24).map(|i| (format!("S{i}"), secret_value())).collect();
+    // All started before any is waited for: each reads the store, adds
+    // its own and replaces the file, at once.
+    let children: Vec<_> = values
+        .iter()
+        .map(|(name, value)| {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_corral"))
+                .args(["secret", "set", "hostile-secrets", name])
+                .env("CORRAL_SECRETS_FILE", setup.store_file())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut stdin = child.stdin.take().unwrap();
+            (child, stdin.write_all(value.as_bytes()).map(|()| stdin))
+        })
+        .collect();
+    // Closing each stdin lets them all go together.
+    let children: Vec<_> = children
+        .into_iter()
+        .map(|(child, stdin)| {
+            drop(stdin.unwrap());
+            child
+        })
+        .collect();
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "{}", text(&output));
+        assert_no_secret("`corral secret set`", &text(&output));
+    }
+    let file = setup.store_file();
+    let held = std::fs::read_to_string(&file).unwrap();
+    let lost: Vec<&str> = values
+        .iter()
+        .filter(|(_, value)| !held.contains(&format!("\"{value}\"")))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    assert!(lost.is_empty(), "updates lost: {lost:?}");
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    // Nothing left behind but the store and its lock.
+    let mut files: Vec<String> = std::fs::read_dir(file.parent().unwrap())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, [".secrets.toml.lock", "secrets.toml"]);
+}

@@ -4,7 +4,9 @@
 //! The file is `$CORRAL_SECRETS_FILE`, else `$XDG_CONFIG_HOME/corral/secrets.toml`,
 //! else `~/.config/corral/secrets.toml`. It is created 0600 in a folder
 //! created 0700, replaced whole by rename (never half-written), and not read
-//! at all when anyone but its owner may read or write it.
+//! at all when anyone but its owner may read or write it. A change holds an
+//! exclusive lock on `.NAME.lock` beside it from its read to its rename, so
+//! that two at once never lose one another's update.
 
 use std::io::{self, Read as _, Write as _};
 use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _};
@@ -14,6 +16,9 @@ use corral_sandbox::SecretSource;
 
 /// The largest store file read: far more than any set of credentials.
 const MAX_FILE_BYTES: u64 = 4 << 20;
+
+/// How long a change waits for another to let go of the store's lock.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The variable that names the store's file instead of the default.
 pub const FILE_VARIABLE: &str = "CORRAL_SECRETS_FILE";
@@ -116,6 +121,7 @@ impl Store {
     /// and its folder (0700) when missing; the file is replaced whole.
     pub fn set(&self, plugin: &str, name: &str, value: &str) -> io::Result<()> {
         check_names(plugin, name)?;
+        let _lock = self.lock()?;
         let mut entries = self.read()?;
         entries
             .entry(plugin.to_string())
@@ -126,6 +132,7 @@ impl Store {
 
     /// Removes `plugin`'s secret `name`; whether there was one.
     pub fn remove(&self, plugin: &str, name: &str) -> io::Result<bool> {
+        let _lock = self.lock()?;
         let mut entries = self.read()?;
         let Some(names) = entries.get_mut(plugin) else {
             return Ok(false);
@@ -140,9 +147,8 @@ impl Store {
         Ok(true)
     }
 
-    /// Replaces the file with `entries`: a new file beside it, created
-    /// 0600, synced, then renamed over it.
-    fn write(&self, entries: &Entries) -> io::Result<()> {
+    /// The store's folder, created (0700) when missing.
+    fn folder(&self) -> io::Result<&Path> {
         let folder = match self.path.parent() {
             Some(folder) if !folder.as_os_str().is_empty() => folder,
             _ => Path::new("."),
@@ -154,6 +160,60 @@ impl Store {
                 .create(folder)
                 .map_err(|err| context(err, &format!("cannot create {}", folder.display())))?;
         }
+        Ok(folder)
+    }
+
+    /// The store's name, for the files beside it.
+    fn file_name(&self) -> String {
+        self.path
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "secrets.toml".into())
+    }
+
+    /// An exclusive lock on `.NAME.lock` beside the store (created 0600,
+    /// never removed: removing it would let two changes lock two files),
+    /// held until the file returned is dropped. The store itself cannot be
+    /// locked: each change replaces it. Waits at most [`LOCK_WAIT`].
+    fn lock(&self) -> io::Result<std::fs::File> {
+        let path = self.folder()?.join(format!(".{}.lock", self.file_name()));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|err| context(err, &format!("cannot open {}", path.display())))?;
+        let deadline = std::time::Instant::now() + LOCK_WAIT;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(file),
+                Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!(
+                            "another change of {} has held its lock ({}) for {} s: try again once it is done",
+                            self.shown(),
+                            path.display(),
+                            LOCK_WAIT.as_secs()
+                        ),
+                    ));
+                }
+                Err(std::fs::TryLockError::Error(err)) => {
+                    return Err(context(err, &format!("cannot lock {}", path.display())));
+                }
+            }
+        }
+    }
+
+    /// Replaces the file with `entries`: a new file beside it, created
+    /// 0600, synced, then renamed over it (under [`Store::lock`]).
+    fn write(&self, entries: &Entries) -> io::Result<()> {
+        let folder = self.folder()?;
         let mut text = String::from(
             "# Corral's secrets, written by `corral secret set PLUGIN NAME`: one table per\n# plugin, one value per name. Keep this file 0600.\n",
         );
@@ -167,11 +227,7 @@ impl Store {
             text.push('\n');
             text.push_str(&toml::to_string(&outer).map_err(io::Error::other)?);
         }
-        let file_name = self
-            .path
-            .file_name()
-            .map(|name| name.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "secrets.toml".into());
+        let file_name = self.file_name();
         let temporary = folder.join(format!(".{file_name}.{}.tmp", std::process::id()));
         let _ = std::fs::remove_file(&temporary);
         let written = (|| {
@@ -274,12 +330,47 @@ mod tests {
             store.get("github", "OTHER").unwrap().as_deref(),
             Some("two")
         );
-        // Nothing left behind by the writes.
-        let files: Vec<_> = std::fs::read_dir(store.path().parent().unwrap())
+        // Nothing left behind by the writes but the lock's file, private.
+        let mut files: Vec<_> = std::fs::read_dir(store.path().parent().unwrap())
             .unwrap()
             .map(|entry| entry.unwrap().file_name())
             .collect();
-        assert_eq!(files, ["secrets.toml"]);
+        files.sort();
+        assert_eq!(files, [".secrets.toml.lock", "secrets.toml"]);
+        let lock = store.path().with_file_name(".secrets.toml.lock");
+        assert_eq!(mode(&lock), 0o600);
+    }
+
+    #[test]
+    fn a_change_waits_for_the_lock_and_loses_no_update() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path().join("secrets.toml"));
+        let held = store.lock().unwrap();
+        let writer = {
+            let store = store.clone();
+            std::thread::spawn(move || store.set("p", "LATE", "after the lock"))
+        };
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        // Not written while the lock is held.
+        assert!(!store.path().exists());
+        drop(held);
+        writer.join().unwrap().unwrap();
+        assert_eq!(
+            store.get("p", "LATE").unwrap().as_deref(),
+            Some("after the lock")
+        );
+        // Threads of one process lock as processes do (one open file each).
+        let threads: Vec<_> = (0..16)
+            .map(|i| {
+                let store = store.clone();
+                std::thread::spawn(move || store.set("p", &format!("N{i}"), &format!("v{i}")))
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap().unwrap();
+        }
+        let entries = store.read().unwrap();
+        assert_eq!(entries["p"].len(), 17, "{:?}", entries["p"].keys());
     }
 
     #[test]
