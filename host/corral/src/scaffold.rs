@@ -299,6 +299,15 @@ macro_rules! shared {
     };
 }
 
+/// The manifest every project but a Rust one starts with, `NAME.toml`: it
+/// grants nothing, and shows a commented `[secrets]` table.
+const MANIFEST: File = File {
+    path: "{{name}}.toml",
+    text: include_str!("../templates/manifest.toml"),
+    template: true,
+    executable: false,
+};
+
 /// The templates keep `.gitignore` as `gitignore`: under its real name it
 /// would apply to the templates folder itself.
 const RUST: &[File] = &[
@@ -332,6 +341,12 @@ const PYTHON: &[File] = &[
     shared!("wit/keyvalue/atomic.wit", "wit/deps/keyvalue/atomic.wit"),
     shared!("wit/keyvalue/batch.wit", "wit/deps/keyvalue/batch.wit"),
     shared!("wit/keyvalue/world.wit", "wit/deps/keyvalue/world.wit"),
+    // The world `./build` picks when NAME.toml grants [secrets] (or
+    // [state] and [secrets]), and the wasi:config package it imports.
+    shared!("wit/plugin-with-secrets.wit", "wit/plugin-with-secrets.wit"),
+    shared!("wit/config/store.wit", "wit/deps/config/store.wit"),
+    shared!("wit/config/world.wit", "wit/deps/config/world.wit"),
+    MANIFEST,
 ];
 
 /// What `--resources` makes of a Python project: app.py goes on with the
@@ -360,6 +375,12 @@ const JS: &[File] = &[
     shared!("wit/keyvalue/atomic.wit", "wit/deps/keyvalue/atomic.wit"),
     shared!("wit/keyvalue/batch.wit", "wit/deps/keyvalue/batch.wit"),
     shared!("wit/keyvalue/world.wit", "wit/deps/keyvalue/world.wit"),
+    // The world `./build` picks when NAME.toml grants [secrets] (or
+    // [state] and [secrets]), and the wasi:config package it imports.
+    shared!("wit/plugin-with-secrets.wit", "wit/plugin-with-secrets.wit"),
+    shared!("wit/config/store.wit", "wit/deps/config/store.wit"),
+    shared!("wit/config/world.wit", "wit/deps/config/world.wit"),
+    MANIFEST,
     shared!("plugins/build-js.d/package.json", "toolchain/package.json"),
     shared!(
         "plugins/build-js.d/package-lock.json",
@@ -398,6 +419,7 @@ const C: &[File] = &[
     script!("c", "test"),
     shared!("plugins/c-hash/src/json.c", "src/json.c"),
     shared!("plugins/c-hash/src/json.h", "src/json.h"),
+    MANIFEST,
 ];
 
 const GO: &[File] = &[
@@ -409,6 +431,7 @@ const GO: &[File] = &[
     template!("go", "gitignore", ".gitignore"),
     script!("go", "build"),
     script!("go", "test"),
+    MANIFEST,
 ];
 
 /// As `JS`, in TypeScript: the toolchain adds jco (the contract's types,
@@ -431,6 +454,12 @@ const TS: &[File] = &[
     shared!("wit/keyvalue/atomic.wit", "wit/deps/keyvalue/atomic.wit"),
     shared!("wit/keyvalue/batch.wit", "wit/deps/keyvalue/batch.wit"),
     shared!("wit/keyvalue/world.wit", "wit/deps/keyvalue/world.wit"),
+    // The world `./build` picks when NAME.toml grants [secrets] (or
+    // [state] and [secrets]), and the wasi:config package it imports.
+    shared!("wit/plugin-with-secrets.wit", "wit/plugin-with-secrets.wit"),
+    shared!("wit/config/store.wit", "wit/deps/config/store.wit"),
+    shared!("wit/config/world.wit", "wit/deps/config/world.wit"),
+    MANIFEST,
     shared!("plugins/build-js.d/package.json", "toolchain/package.json"),
     shared!(
         "plugins/build-js.d/package-lock.json",
@@ -668,7 +697,12 @@ fn write_files(
     substitutions: &[(&str, String)],
 ) -> Result<(), ScaffoldError> {
     for file in files {
-        let path = dir.join(file.path);
+        // A template's path may name the project too (`{{name}}.toml`).
+        let path = dir.join(if file.template {
+            render(file.path, substitutions)
+        } else {
+            file.path.to_string()
+        });
         let io_error = |source| ScaffoldError::Io {
             path: path.clone(),
             source,
