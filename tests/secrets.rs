@@ -4,8 +4,9 @@
 //! (`tests/plugins/hostile-secrets`), which tries every way out with them;
 //! what a client receives, and everything Corral prints (its logs,
 //! `corral state list`, `corral inspect`, `corral secret list`), never holds
-//! a value. Every test secret is `s3cr3t-corral-test-` and a random tail, so
-//! that a scan of what was captured finds any copy.
+//! a value. Every test secret is `corral-test-secret-` and a random tail, so
+//! that a scan of what was captured finds any copy (and the suite's scan,
+//! scripts/check-captures, too).
 
 mod support;
 
@@ -16,8 +17,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 use support::{Server, fixture, write_file};
 
-/// The start of every test secret's value.
-const SECRET_MARK: &str = "s3cr3t-corral-test-";
+use support::SECRET_MARK;
 
 /// A recognisable value no other test uses.
 fn secret_value() -> String {
@@ -118,7 +118,10 @@ impl Setup {
             .unwrap()
             .write_all(stdin.as_bytes())
             .unwrap();
-        child.wait_with_output().unwrap()
+        let output = child.wait_with_output().unwrap();
+        // What Corral printed, for the suite's scan.
+        support::capture(&text(&output));
+        output
     }
 
     fn corral(&self, args: &[&str]) -> Output {
@@ -736,4 +739,49 @@ fn concurrent_corral_secret_sets_lose_no_update() {
         .collect();
     files.sort();
     assert_eq!(files, [".secrets.toml.lock", "secrets.toml"]);
+}
+
+#[test]
+fn the_suites_scan_of_its_captures_finds_a_planted_leak() {
+    // What this binary's servers wrote is captured: a server's audit line
+    // reaches this binary's capture file.
+    let setup = Setup::new();
+    setup.set("TOKEN", &secret_value());
+    let mut server = setup.serve("store", &[]);
+    let planted = format!("capture-probe-{}", secret_value().len());
+    server.call("length", json!({ "name": "TOKEN" }));
+    support::wait_for_stderr(&server, "tool=length", 1);
+    drop(server);
+    let captures = support::target_dir().join("test-captures");
+    let ours = captures.join(format!("secrets-{}.log", std::process::id()));
+    let held = std::fs::read_to_string(&ours).unwrap_or_default();
+    assert!(
+        held.contains("tool=length"),
+        "{}: {held:.2000}",
+        ours.display()
+    );
+
+    // The scan passes on clean captures and fails on one holding a test
+    // secret's value, naming the file and the line.
+    let check = support::repo_root().join("scripts/check-captures");
+    let folder = tempfile::tempdir().unwrap();
+    write_file(
+        folder.path(),
+        "clean-1.log",
+        "a line\n[redacted secret TOKEN]\n",
+    );
+    let clean = Command::new(&check).arg(folder.path()).output().unwrap();
+    assert!(clean.status.success(), "{}", text(&clean));
+    // Built here, so that this file's text holds no whole value.
+    let leak = format!("{SECRET_MARK}{planted}");
+    write_file(
+        folder.path(),
+        "leaky-2.log",
+        &format!("first\n{{\"text\":\"the token is {leak}\"}}\n"),
+    );
+    let caught = Command::new(&check).arg(folder.path()).output().unwrap();
+    assert!(!caught.status.success(), "{}", text(&caught));
+    let said = text(&caught);
+    assert!(said.contains("leaky-2.log:2:"), "{said}");
+    assert!(!said.contains("clean-1.log"), "{said}");
 }

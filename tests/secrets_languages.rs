@@ -32,7 +32,7 @@ const FIRST_LOAD_BOUND: Duration = Duration::from_secs(300);
 /// The value the servers' environment gives the granted secret: at least 8
 /// bytes, so that Corral redacts it from what the plugin sends back. The
 /// marker in the answer is the proof that the plugin read this very value.
-const TOKEN: &str = "languages-token-4711";
+const TOKEN: &str = "corral-test-secret-languages-4711";
 
 /// Builds `tests/plugins/secrets-LANGUAGE` with `plugins/build-SCRIPT` into a
 /// folder of its own, and returns that folder and what the build said.

@@ -486,6 +486,8 @@ fn read_response<R: BufRead>(reader: &mut R) -> std::io::Result<Response> {
         body.resize(length.parse().unwrap(), 0);
         reader.read_exact(&mut body)?;
     }
+    // What the server answered, for the scan of the suite's captures.
+    crate::support::capture(&String::from_utf8_lossy(&body));
     Ok(Response {
         status,
         headers,
@@ -510,6 +512,7 @@ impl EventStream {
         loop {
             if let Some(end) = self.pending.find("\n\n") {
                 let event: String = self.pending.drain(..end + 2).collect();
+                crate::support::capture(&event);
                 if let Some(message) = sse_messages(&event).pop() {
                     return Some(message);
                 }

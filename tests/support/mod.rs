@@ -13,6 +13,71 @@ use serde_json::{Value, json};
 
 pub mod oidc;
 
+/// The start of every test secret's value in the whole suite: a value
+/// that leaks shows in the captures (see [`capture`]), however JSON or
+/// Debug escaped it.
+pub const SECRET_MARK: &str = "corral-test-secret-";
+
+/// Appends `text` (one or more whole lines) to this test binary's capture,
+/// `target/test-captures/SUITE-PID.log`: everything a `corral` started by
+/// [`Server`] wrote to stderr, and every message a test's client received
+/// (stdio and HTTP). After the suites, `scripts/check-captures` fails if
+/// any capture holds [`SECRET_MARK`]. Only what Corral sent is captured,
+/// never what a test sends or reads elsewhere (the store's file, a value
+/// the test set).
+pub fn capture(text: &str) {
+    static FILE: OnceLock<Mutex<std::fs::File>> = OnceLock::new();
+    let file = FILE.get_or_init(|| {
+        let dir = target_dir().join("test-captures");
+        std::fs::create_dir_all(&dir).expect("creating target/test-captures");
+        let exe = std::env::current_exe().expect("the test binary's path");
+        let stem = exe.file_stem().unwrap().to_string_lossy().into_owned();
+        // `secrets-0123abcd` (cargo's hash) -> `secrets`.
+        let suite = stem
+            .rsplit_once('-')
+            .map_or(stem.as_str(), |(suite, _)| suite);
+        let path = dir.join(format!("{suite}-{}.log", std::process::id()));
+        let file = std::fs::File::options()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .unwrap_or_else(|err| panic!("opening {}: {err}", path.display()));
+        Mutex::new(file)
+    });
+    let mut line = text.to_owned();
+    if !line.ends_with('\n') {
+        line.push('\n');
+    }
+    // One write per call: lines of servers running at once never mix.
+    file.lock()
+        .unwrap()
+        .write_all(line.as_bytes())
+        .expect("writing a capture");
+}
+
+/// Collects a stream into whole lines for [`capture`].
+#[derive(Default)]
+pub struct CaptureLines(String);
+
+impl CaptureLines {
+    /// Adds `text`; captures every line it completes.
+    pub fn push(&mut self, text: &str) {
+        self.0.push_str(text);
+        if let Some(end) = self.0.rfind('\n') {
+            let lines: String = self.0.drain(..=end).collect();
+            capture(&lines);
+        }
+    }
+}
+
+impl Drop for CaptureLines {
+    fn drop(&mut self) {
+        if !self.0.is_empty() {
+            capture(&self.0);
+        }
+    }
+}
+
 /// How long any single expected message may take to arrive.
 pub const PATIENCE: Duration = Duration::from_secs(60);
 
@@ -288,6 +353,7 @@ impl Server {
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
+                capture(&line);
                 let value: Value = serde_json::from_str(&line)
                     .unwrap_or_else(|err| panic!("stdout carried a non-JSON line ({err}): {line}"));
                 if tx.send(value).is_err() {
@@ -300,13 +366,14 @@ impl Server {
         let mut pipe = child.stderr.take().unwrap();
         std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
+            let mut captured = CaptureLines::default();
             while let Ok(n) = pipe.read(&mut buf) {
                 if n == 0 {
                     break;
                 }
-                sink.lock()
-                    .unwrap()
-                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+                let text = String::from_utf8_lossy(&buf[..n]);
+                captured.push(&text);
+                sink.lock().unwrap().push_str(&text);
             }
         });
         Server {

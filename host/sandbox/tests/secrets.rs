@@ -19,15 +19,15 @@ use corral_tool::{CallContext, CallEvent, CallOutput, Content};
 use serde_json::{Value, json};
 
 /// The secret's value: recognisable, so that any leak shows.
-/// Every test secret of the suite holds `s3cr3t-corral-test-`, which a
-/// scan of what the suite captured looks for (scripts/test-captures).
-const VALUE: &str = "s3cr3t-corral-test-VALUE-0042";
+/// Every test secret of the suite holds `corral-test-secret-`, which a
+/// scan of what the suite captured looks for (scripts/check-captures).
+const VALUE: &str = "corral-test-secret-VALUE-0042";
 /// A value granted to another plugin, never to the fixture.
-const OTHER: &str = "s3cr3t-corral-test-OTHER-0043";
+const OTHER: &str = "corral-test-secret-OTHER-0043";
 /// A value with every kind of character a serializer escapes: a quote,
 /// a backslash, a newline, a tab, an escape, a slash and non-ASCII
 /// letters (one outside the Basic Multilingual Plane).
-const ESCAPED: &str = "s3cr3t-corral-test-\"q\"\\b\n\t\u{1b}/é-𝄞-0044";
+const ESCAPED: &str = "corral-test-secret-\"q\"\\b\n\t\u{1b}/é-𝄞-0044";
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -284,7 +284,7 @@ async fn only_granted_names_are_readable_and_a_new_value_is_read_at_the_next_cal
     assert_eq!(text(&call(plugin, "names", json!({})).await.0), "TOKEN");
     loaded
         .memory
-        .set("leaky", "TOKEN", "s3cr3t-corral-test-rotated-32-by");
+        .set("leaky", "TOKEN", "corral-test-secret-rotated-32-by");
     assert_eq!(length("TOKEN").await, "32 bytes");
 }
 
@@ -329,7 +329,7 @@ async fn the_gate_refuses_a_plugin_without_the_grant() {
 
 /// The mark every test secret holds: no escaping changes it, so any copy
 /// of a value, escaped or not, holds it.
-const MARK: &str = "s3cr3t-corral-test-";
+const MARK: &str = "corral-test-secret-";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_value_that_serializers_escape_is_redacted_in_structured_content_and_everywhere() {
@@ -384,7 +384,7 @@ impl corral_tool::Client for Recording {
 #[tokio::test(flavor = "multi_thread")]
 async fn what_a_plugin_asks_its_client_never_holds_its_secret() {
     // A value with what JSON escapes, and none that a URL may not hold.
-    for value in [VALUE, "s3cr3t-corral-test-\"q\"\\b/é-𝄞-0045"] {
+    for value in [VALUE, "corral-test-secret-\"q\"\\b/é-𝄞-0045"] {
         let loaded = load_with(GRANT, Some(value)).await.unwrap();
         let client = Arc::new(Recording::default());
         let index = loaded.plugin.tools().position(|t| t.name == "ask").unwrap();
