@@ -73,6 +73,20 @@ struct HttpFlags {
     /// CORRAL_OAUTH_CLIENT_SECRET.
     #[arg(long, value_name = "CLIENT_ID", requires = "resource")]
     oauth_introspection_client: Option<String>,
+    /// Corral's own client registration at the (first) --oauth-issuer, with
+    /// the redirect URI ORIGIN/corral/signin (ORIGIN: --resource's), so
+    /// that users can sign in to the page where they set their own
+    /// secrets (a plugin's `per = "principal"` secrets). Its secret comes
+    /// from CORRAL_OAUTH_WEB_CLIENT_SECRET.
+    #[arg(long, value_name = "CLIENT_ID", requires = "resource")]
+    oauth_web_client: Option<String>,
+    /// The file holding the key (32 bytes: 64 hex digits, or base64, such
+    /// as `openssl rand -base64 32` writes) that encrypts users' own
+    /// secrets at rest in the state store; or the key itself in
+    /// CORRAL_SECRETS_KEY. Without either, plugins' per-user secrets are
+    /// not kept.
+    #[arg(long, value_name = "PATH")]
+    secrets_key_file: Option<std::path::PathBuf>,
     /// A host name accepted in the Host header besides the loopback names
     /// (repeatable). Without any, a non-loopback listener accepts any host.
     #[arg(long = "allowed-host", value_name = "HOST")]
@@ -99,6 +113,17 @@ impl HttpFlags {
         let mut options = mcp::auth::AuthOptions::new(resource.clone(), self.oauth_issuers.clone());
         options.scopes = self.oauth_scopes.clone();
         options.audiences = self.oauth_audiences.clone();
+        if let Some(client) = &self.oauth_web_client {
+            let secret = std::env::var("CORRAL_OAUTH_WEB_CLIENT_SECRET").map_err(|_| {
+                anyhow::anyhow!(
+                    "--oauth-web-client needs the client's secret in CORRAL_OAUTH_WEB_CLIENT_SECRET"
+                )
+            })?;
+            options.web_client = Some(mcp::auth::WebClient {
+                id: client.clone(),
+                secret,
+            });
+        }
         if let Some(client) = &self.oauth_introspection_client {
             let secret = std::env::var("CORRAL_OAUTH_CLIENT_SECRET").map_err(|_| {
                 anyhow::anyhow!(
@@ -118,6 +143,42 @@ impl HttpFlags {
         Ok(Some(std::sync::Arc::new(mcp::auth::Authorizer::new(
             options,
         )?)))
+    }
+
+    /// The store of users' own secrets, when the operator gave a key: in
+    /// `state`, with its page when users can sign in to it.
+    fn own_secrets(
+        &self,
+        state: Option<&corral_sandbox::state::StateStore>,
+    ) -> Result<Option<Arc<corral::secrets::own::OwnStore>>> {
+        use corral::secrets::own;
+        let key = match (&self.secrets_key_file, std::env::var("CORRAL_SECRETS_KEY")) {
+            (Some(path), _) => own::read_key(path)?,
+            (None, Ok(key)) => own::parse_key(&key).context("CORRAL_SECRETS_KEY")?,
+            (None, Err(_)) => return Ok(None),
+        };
+        let Some(state) = state else {
+            bail!("users' own secrets are kept in the state store, and this server has none");
+        };
+        let page = match (&self.http, &self.resource, &self.oauth_web_client) {
+            (Some(_), Some(resource), Some(_)) => {
+                let after_scheme = resource.find("://").map_or(0, |at| at + 3);
+                let origin = match resource[after_scheme..].find('/') {
+                    Some(slash) => &resource[..after_scheme + slash],
+                    None => resource.as_str(),
+                };
+                Ok(format!("{origin}/corral/secrets"))
+            }
+            _ => Err(
+                "this server has no page where you could set it (its operator starts it with --oauth-web-client)"
+                    .to_string(),
+            ),
+        };
+        Ok(Some(Arc::new(own::OwnStore::new(
+            state.0.clone(),
+            key,
+            page,
+        ))))
     }
 
     /// The transport settings, or `None` for stdio.
@@ -638,16 +699,29 @@ fn exit_code(result: Result<ExitCode>) -> ExitCode {
 /// Serves the plugins of `dir` over stdio, or HTTP when `http` says so,
 /// watching `dir` for changes when `watch`; what the server says about its
 /// plugins goes to `reports`.
-async fn serve(
-    sandbox: Arc<Sandbox>,
-    dir: &Path,
+/// What `serve` serves: a folder's plugins, its reports, whether it is
+/// watched, and where users' own secrets are kept.
+struct Folder<'a> {
+    dir: &'a Path,
     reports: Arc<Reports>,
     watch: bool,
+    own_secrets: Option<Arc<corral::secrets::own::OwnStore>>,
+}
+
+async fn serve(
+    sandbox: Arc<Sandbox>,
+    folder: Folder<'_>,
     page_size: usize,
     state_key: mcp::StateKey,
     http: HttpFlags,
 ) -> Result<ExitCode> {
-    let http = http.options()?;
+    let Folder {
+        dir,
+        reports,
+        watch,
+        own_secrets,
+    } = folder;
+    let mut http = http.options()?;
     // Tasks are kept where the plugins keep their state: a task outlives
     // this process, and replicas sharing a store answer for each other's.
     let tasks = match &sandbox.options().state {
@@ -670,6 +744,12 @@ async fn serve(
         host.reports.clone(),
         watch,
     )?;
+    if let (Some(http), Some(store)) = (&mut http, own_secrets) {
+        http.secret_page = Some(Arc::new(corral::secrets::own::OwnSecretPage {
+            store,
+            catalog: host.catalog.clone(),
+        }));
+    }
     let options = ServerOptions {
         page_size,
         list_changed: reloading.is_watching(),
@@ -957,10 +1037,18 @@ async fn run(command: Command) -> Result<ExitCode> {
         cache: cache::configured(flags.cache_dir, flags.no_cache).map(Arc::new),
         state: None,
         secrets: corral::secrets::sources(&flags.secrets.secrets)?,
+        own_secrets: None,
     };
     if let Some(folder) = folder(&command).filter(|folder| folder.is_dir()) {
         options.state = Some(state::store(flags.state.state.as_deref(), folder)?);
     }
+    let own_secrets = match &command {
+        Command::Serve { http, .. } => http.own_secrets(options.state.as_ref())?,
+        _ => None,
+    };
+    options.own_secrets = own_secrets
+        .clone()
+        .map(|own| own as Arc<dyn corral_sandbox::OwnSecrets>);
     let sandbox = Sandbox::new(options)?;
     match command {
         Command::Serve {
@@ -983,7 +1071,13 @@ async fn run(command: Command) -> Result<ExitCode> {
             };
             let reports = Arc::new(Reports::default());
             let watch = !no_watch;
-            serve(sandbox, &dir, reports, watch, page_size, state_key, http).await
+            let folder = Folder {
+                dir: &dir,
+                reports,
+                watch,
+                own_secrets,
+            };
+            serve(sandbox, folder, page_size, state_key, http).await
         }
         Command::Dev { dir, http, .. } => {
             let project = dev::Project::open(&dir)?;
@@ -993,7 +1087,13 @@ async fn run(command: Command) -> Result<ExitCode> {
             let _dev = dev::start(project, reports.clone(), cache_dir)?;
             let page_size = ServerOptions::default().page_size;
             let state_key = mcp::StateKey::process();
-            serve(sandbox, &dir, reports, true, page_size, state_key, http).await
+            let folder = Folder {
+                dir: &dir,
+                reports,
+                watch: true,
+                own_secrets: None,
+            };
+            serve(sandbox, folder, page_size, state_key, http).await
         }
         Command::List { dir, json, .. } => {
             let (host, failed) = load(&sandbox, &dir).await?;
@@ -1299,7 +1399,9 @@ fn print_events() -> EventSink {
             let total = total.map(|t| format!("/{t}")).unwrap_or_default();
             eprintln!("progress {done}{total} {}", message.unwrap_or_default());
         }
-        CallEvent::Log { .. } => {} // already logged to stderr by the sandbox
+        // Already logged to stderr by the sandbox; `corral call` has no
+        // principal, so nothing asks for a user's own secret.
+        CallEvent::Log { .. } | CallEvent::ElicitationComplete { .. } => {}
     })
 }
 

@@ -48,6 +48,7 @@ mod updated;
 pub mod uri_template;
 pub mod user_dirs;
 mod validation;
+mod waiting;
 
 pub use ask::{
     MAX_ANSWER_BYTES, MAX_ASK_BYTES, MAX_ASKS, MAX_FORM_CONTENT, MAX_REQUEST_BYTES, MAX_REQUESTS,
@@ -63,4 +64,5 @@ pub use plugin::{ComponentShape, Inspection, Plugin, PluginFiles, component_shap
 pub use sandbox::{
     Failure, MAX_UPDATED_PER_CALL, PLUGIN_TARGET, Sandbox, SandboxOptions, engine_config,
 };
+pub use secrets::own::{Opened, OwnFuture, OwnSecrets};
 pub use secrets::{SecretSource, SecretSources};

@@ -43,6 +43,7 @@
 //!
 //! [secrets]                        # values it may read (wasi:config/store), never leaked
 //! GITHUB_TOKEN = { description = "Reads issues", required = true, env = false }
+//! LINEAR_KEY = { description = "Your Linear key", required = true, per = "principal" }  # each caller's own
 //!
 //! [access]                         # what callers' tokens must grant, over authorized HTTP
 //! scopes = ["files:read"]          # every tool, resource, template and prompt of the plugin
@@ -105,6 +106,11 @@ pub struct SecretGrant {
     pub required: bool,
     /// Also an environment variable of the same name in the sandbox.
     pub env: bool,
+    /// Each principal's own (`per = "principal"`): an authorized caller's
+    /// calls read the value that caller set (see [`crate::secrets::own`]),
+    /// never the operator's; a call without a principal (stdio, one shared
+    /// token) reads the operator's sources as for any secret.
+    pub per_principal: bool,
 }
 
 impl SecretGrant {
@@ -845,6 +851,19 @@ struct RawSecret {
     required: bool,
     #[serde(default)]
     env: bool,
+    #[serde(default)]
+    per: SecretPer,
+}
+
+/// Whose value a secret is (`per`).
+#[derive(Deserialize, Default, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum SecretPer {
+    /// The operator's, for every caller.
+    #[default]
+    Server,
+    /// Each authorized caller's own.
+    Principal,
 }
 
 /// `[secrets]`, checked: names, descriptions, and no `env = true` name that
@@ -909,6 +928,7 @@ fn resolve_secrets(
             description: secret.description,
             required: secret.required,
             env: secret.env,
+            per_principal: secret.per == SecretPer::Principal,
         });
     }
     Ok(secrets)
@@ -1416,7 +1436,7 @@ mod tests {
     #[test]
     fn a_secrets_grant_names_and_describes_each_secret() {
         let manifest = parse(
-            "[secrets]\nGITHUB_TOKEN = { description = \"Reads issues\", required = true, env = true }\nOTHER_1 = { description = \"x\" }\n",
+            "[secrets]\nGITHUB_TOKEN = { description = \"Reads issues\", required = true, env = true }\nOTHER_1 = { description = \"x\", per = \"principal\" }\n",
         )
         .unwrap();
         assert_eq!(
@@ -1427,12 +1447,14 @@ mod tests {
                     description: "Reads issues".into(),
                     required: true,
                     env: true,
+                    per_principal: false,
                 },
                 SecretGrant {
                     name: "OTHER_1".into(),
                     description: "x".into(),
                     required: false,
                     env: false,
+                    per_principal: true,
                 },
             ]
         );

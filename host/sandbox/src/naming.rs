@@ -9,9 +9,20 @@ use std::path::Path;
 /// never holds a dot.
 pub const TASKS_NAMESPACE: &str = "corral.tasks";
 
+/// The state namespace where the host keeps one principal's own secrets
+/// (encrypted; see `corral::secrets::own`): `corral.secrets@KEY`, a bucket
+/// per plugin. No plugin's name holds a dot.
+pub fn own_secrets_namespace(principal_key: &str) -> String {
+    debug_assert!(is_principal_key(principal_key), "{principal_key:?}");
+    format!("corral.secrets@{principal_key}")
+}
+
 /// Whether `name` is a state namespace of the host's own, not a plugin's.
 pub fn is_host_namespace(name: &str) -> bool {
     name == TASKS_NAMESPACE
+        || name
+            .strip_prefix("corral.secrets@")
+            .is_some_and(is_principal_key)
 }
 
 /// The state namespace of one principal's own store of plugin `plugin`

@@ -35,6 +35,7 @@ use crate::crash;
 use crate::function_cache::FunctionCache;
 use crate::http::HttpPolicy;
 use crate::limits::Limits;
+use crate::manifest::SecretGrant;
 use crate::manifest::{Manifest, StatePer};
 use crate::missing_grant;
 use crate::naming;
@@ -316,6 +317,9 @@ pub struct SandboxOptions {
     /// Where the values of plugins' `[secrets]` grants come from, first
     /// asked first; none (the default): every secret is missing.
     pub secrets: SecretSources,
+    /// Where each principal's own secrets (`per = "principal"`) are kept;
+    /// none: a caller's call of a plugin that needs one fails, saying so.
+    pub own_secrets: Option<Arc<dyn secrets::own::OwnSecrets>>,
 }
 
 impl Default for SandboxOptions {
@@ -326,6 +330,7 @@ impl Default for SandboxOptions {
             cache: None,
             state: None,
             secrets: SecretSources::default(),
+            own_secrets: None,
         }
     }
 }
@@ -537,14 +542,9 @@ impl Sandbox {
         let granted = if manifest.secrets.is_empty() || listing {
             None
         } else {
-            let sources = &self.options.secrets;
-            match Granted::resolve(sources, plugin, &manifest.secrets) {
-                Ok(granted) if granted.missing().is_empty() => Some(granted),
-                Ok(granted) => {
-                    let message = secrets::missing_message(plugin, granted.missing(), sources);
-                    return (Err(Failure::Secret { message }), None);
-                }
-                Err(message) => return (Err(Failure::Secret { message }), None),
+            match self.grant(plugin, manifest, &context, &waiting).await {
+                Ok(granted) => Some(granted),
+                Err(failure) => return (Err(failure), None),
             }
         };
         let pause = Arc::new(Pause::default());
@@ -574,6 +574,63 @@ impl Sandbox {
             state.redacted += count;
         }
         (run, Some(Spent { store }))
+    }
+
+    /// The secrets `plugin`'s call may read: the operator's, from its
+    /// sources, and the caller's own (asking for them when missing).
+    async fn grant(
+        &self,
+        plugin: &str,
+        manifest: &Manifest,
+        context: &CallContext,
+        waiting: &WaitingCalls,
+    ) -> Result<Granted, Failure> {
+        let sources = &self.options.secrets;
+        let principal = context.principal.as_deref();
+        let mut granted = Granted::resolve(sources, plugin, &manifest.secrets, principal.is_some())
+            .map_err(|message| Failure::Secret { message })?;
+        if !granted.missing().is_empty() {
+            let message = secrets::missing_message(plugin, granted.missing(), sources);
+            return Err(Failure::Secret { message });
+        }
+        let Some(principal) = principal else {
+            return Ok(granted);
+        };
+        let own: Vec<&SecretGrant> = manifest
+            .secrets
+            .iter()
+            .filter(|grant| grant.per_principal)
+            .collect();
+        if own.is_empty() {
+            return Ok(granted);
+        }
+        let Some(store) = &self.options.own_secrets else {
+            let names: Vec<&str> = own.iter().map(|grant| grant.name.as_str()).collect();
+            return Err(Failure::Secret {
+                message: format!(
+                    "plugin `{plugin}` reads each caller's own {}, but this server keeps no callers' secrets (start it with --secrets-key-file, or CORRAL_SECRETS_KEY)",
+                    names.join(", ")
+                ),
+            });
+        };
+        let values = secrets::own::resolve(
+            store.as_ref(),
+            principal,
+            plugin,
+            &own,
+            context.client.as_ref(),
+            (manifest.limits.input_wait, waiting),
+            context.events.as_ref(),
+        )
+        .await
+        .map_err(|lacking| match lacking {
+            secrets::own::Lacking::Suspended => Failure::InputRequired { fuel_used: 0 },
+            secrets::own::Lacking::Failed(message) => Failure::Secret { message },
+        })?;
+        for (name, value) in values {
+            granted.add(name, value);
+        }
+        Ok(granted)
     }
 
     /// A fresh store: the manifest's limits, and a WASI context holding

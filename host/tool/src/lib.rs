@@ -20,6 +20,7 @@ pub mod header_param;
 pub mod principal;
 pub mod prompt;
 pub mod resource;
+pub mod secret_page;
 pub mod task;
 
 pub use client::{
@@ -33,6 +34,7 @@ pub use prompt::{
     ArgumentProblem, PromptArgument, PromptDef, PromptError, PromptMessage, PromptOutput,
 };
 pub use resource::{ReadError, ResourceDef, ResourceItem, ResourceTemplateDef};
+pub use secret_page::{OwnSecretSaved, SecretPage};
 pub use task::{
     MemoryTaskStore, StoreFuture, TASKS_EXTENSION, TaskPolicy, TaskRecord, TaskStatus, TaskStore,
     TaskStoreError,
@@ -302,6 +304,12 @@ pub enum CallEvent {
         done: f64,
         total: Option<f64>,
         message: Option<String>,
+    },
+    /// The out-of-band interaction of the call's URL-mode elicitation `id`
+    /// is over (the user entered what the page asked): MCP 2025-11-25's
+    /// `notifications/elicitation/complete`, told only to the call's client.
+    ElicitationComplete {
+        id: String,
     },
 }
 

@@ -14,6 +14,7 @@
 pub mod env;
 pub mod folder;
 pub mod list;
+pub mod own;
 pub mod prompt;
 pub mod store;
 

@@ -31,6 +31,14 @@ struct Metadata {
     issuer: String,
     jwks_uri: Option<String>,
     introspection_endpoint: Option<String>,
+    authorization_endpoint: Option<String>,
+    token_endpoint: Option<String>,
+}
+
+/// Where a browser signs in at an issuer, and where its code is exchanged.
+pub(super) struct Endpoints {
+    pub(super) authorization: String,
+    pub(super) token: String,
 }
 
 /// A trusted issuer and what is cached of it.
@@ -111,6 +119,34 @@ impl Issuer {
 
     /// The issuer's introspection endpoint, discovering it if need be.
     pub(super) async fn introspection_endpoint(&self) -> Result<String, String> {
+        self.metadata()
+            .await?
+            .introspection_endpoint
+            .ok_or_else(|| format!("issuer {} has no introspection_endpoint", self.id))
+    }
+
+    /// The issuer's authorization and token endpoints (both checked as
+    /// every endpoint is: https, or http on loopback).
+    pub(super) async fn endpoints(&self) -> Result<Endpoints, String> {
+        let metadata = self.metadata().await?;
+        let (Some(authorization), Some(token)) =
+            (metadata.authorization_endpoint, metadata.token_endpoint)
+        else {
+            return Err(format!(
+                "issuer {} names no authorization_endpoint and token_endpoint",
+                self.id
+            ));
+        };
+        super::fetch::check_url(&authorization)?;
+        super::fetch::check_url(&token)?;
+        Ok(Endpoints {
+            authorization,
+            token,
+        })
+    }
+
+    /// The issuer's metadata, discovering it if need be.
+    async fn metadata(&self) -> Result<Metadata, String> {
         let known = self.cached.lock().unwrap().metadata.clone();
         let metadata = match known {
             Some(metadata) => metadata,
@@ -127,9 +163,7 @@ impl Issuer {
                 }
             }
         };
-        metadata
-            .introspection_endpoint
-            .ok_or_else(|| format!("issuer {} has no introspection_endpoint", self.id))
+        Ok(metadata)
     }
 
     /// Fetches metadata (if not known yet) and keys now, if allowed: for a

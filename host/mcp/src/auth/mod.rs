@@ -27,6 +27,9 @@
 mod fetch;
 mod issuer;
 mod jwt;
+mod signin;
+
+pub use signin::{SIGN_IN_PATH, WebClient, random_text};
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -72,6 +75,9 @@ pub struct AuthOptions {
     pub key_refetch_interval: Duration,
     /// How long one fetch from an issuer may take, whole.
     pub fetch_timeout: Duration,
+    /// Corral's own registration at the (first) issuer, to sign browsers
+    /// in to its pages (see `signin`); without it, no page signs anyone in.
+    pub web_client: Option<WebClient>,
 }
 
 impl AuthOptions {
@@ -84,6 +90,7 @@ impl AuthOptions {
             introspection: None,
             key_refetch_interval: Duration::from_secs(30),
             fetch_timeout: Duration::from_secs(5),
+            web_client: None,
         }
     }
 }
@@ -116,6 +123,8 @@ pub struct Authorizer {
     fetcher: Fetcher,
     /// Validated tokens by the SHA-256 of their text.
     cache: Mutex<HashMap<[u8; 32], Validated>>,
+    /// Browsers' sign-ins under way, by their `state`.
+    started: Mutex<HashMap<String, signin::Started>>,
 }
 
 impl std::fmt::Debug for Authorizer {
@@ -164,6 +173,7 @@ impl Authorizer {
             issuers,
             fetcher,
             cache: Mutex::default(),
+            started: Mutex::default(),
         })
     }
 

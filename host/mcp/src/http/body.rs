@@ -117,7 +117,7 @@ impl ResponseBody {
         ResponseBody::Full(None)
     }
 
-    fn full(bytes: Bytes) -> Self {
+    pub(super) fn full(bytes: Bytes) -> Self {
         ResponseBody::Full(Some(bytes))
     }
 }

@@ -52,21 +52,31 @@ impl<H: ToolHost> Server<H> {
         self.cors_allowed(origin) || origin_host(origin).is_some_and(|host| is_loopback_name(&host))
     }
 
+    /// The Host check (DNS rebinding): the response refusing the request,
+    /// if any.
+    pub(super) fn host_refusal(&self, headers: &HeaderMap) -> Option<HttpResponse> {
+        if self.hosts.is_empty() {
+            return None;
+        }
+        let host = headers
+            .get(header::HOST)
+            .and_then(|value| value.to_str().ok())
+            .map(host_name);
+        if !host.as_ref().is_some_and(|host| self.hosts.contains(host)) {
+            tracing::warn!("refused a request for host {host:?} (DNS rebinding protection)");
+            return Some(plain(
+                StatusCode::FORBIDDEN,
+                "forbidden: the Host header names a host this server does not serve",
+            ));
+        }
+        None
+    }
+
     /// The Host, Origin and (with `credentials`) bearer token checks: the
     /// response refusing the request, if any.
     pub(super) fn refusal(&self, headers: &HeaderMap, credentials: bool) -> Option<HttpResponse> {
-        if !self.hosts.is_empty() {
-            let host = headers
-                .get(header::HOST)
-                .and_then(|value| value.to_str().ok())
-                .map(host_name);
-            if !host.as_ref().is_some_and(|host| self.hosts.contains(host)) {
-                tracing::warn!("refused a request for host {host:?} (DNS rebinding protection)");
-                return Some(plain(
-                    StatusCode::FORBIDDEN,
-                    "forbidden: the Host header names a host this server does not serve",
-                ));
-            }
+        if let Some(refusal) = self.host_refusal(headers) {
+            return Some(refusal);
         }
         if let Some(origin) = headers.get(header::ORIGIN) {
             let origin = origin.to_str().unwrap_or("");

@@ -95,6 +95,7 @@ mod legacy;
 mod listener;
 mod mirrored;
 mod post;
+mod secret_page;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -143,6 +144,10 @@ pub struct HttpOptions {
     pub max_connections: usize,
     /// How long requests in flight may take to finish at shutdown.
     pub shutdown_grace: Duration,
+    /// The host's side of the page where signed-in users set their own
+    /// secrets (`/corral/secrets`); served when the authorizer also signs
+    /// browsers in.
+    pub secret_page: Option<Arc<dyn corral_tool::SecretPage>>,
 }
 
 impl Default for HttpOptions {
@@ -159,6 +164,7 @@ impl Default for HttpOptions {
             max_sessions: 10_000,
             max_connections: 512,
             shutdown_grace: Duration::from_secs(35),
+            secret_page: None,
         }
     }
 }
@@ -179,6 +185,8 @@ struct Server<H> {
     /// Host names accepted in `Host` (lower case); empty: any.
     hosts: Vec<String>,
     sessions: Mutex<HashMap<String, Arc<LegacySession<H>>>>,
+    /// Browsers signed in to the secrets page.
+    pages: secret_page::PageSessions,
     /// Cancelled at shutdown: GET and listen streams end.
     closing: CancellationToken,
 }
@@ -192,6 +200,7 @@ impl<H: ToolHost> Server<H> {
             http,
             hosts,
             sessions: Mutex::new(HashMap::new()),
+            pages: Default::default(),
             closing: CancellationToken::new(),
         }
     }
@@ -206,6 +215,16 @@ impl<H: ToolHost> Server<H> {
             .await
         {
             return metadata;
+        }
+        if request.uri().path().starts_with("/corral/") && request.uri().path() != self.http.path {
+            let path = request.uri().path().to_string();
+            return match self.page_response(request).await {
+                Some(response) => response,
+                None => {
+                    tracing::debug!("no page at {path}");
+                    plain(StatusCode::NOT_FOUND, "not found")
+                }
+            };
         }
         if request.uri().path() != self.http.path {
             return plain(

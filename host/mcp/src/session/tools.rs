@@ -134,6 +134,17 @@ pub(super) fn event_sink(
             let params = json!({ "level": level.as_str(), "logger": logger, "data": message });
             reply(jsonrpc::notification("notifications/message", Some(params)));
         }
+        // Only 2025-11-25 has the notification (2026-07-28 dropped it: a
+        // retried call finds the interaction complete instead).
+        CallEvent::ElicitationComplete { id } => {
+            if revision == Revision::V2025_11_25 {
+                let params = json!({ "elicitationId": id });
+                reply(jsonrpc::notification(
+                    "notifications/elicitation/complete",
+                    Some(params),
+                ));
+            }
+        }
     })
 }
 

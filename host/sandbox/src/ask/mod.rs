@@ -36,11 +36,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use corral_tool::{AskError, Client, ClientCapabilities};
-use tokio::sync::Semaphore;
 
 use crate::bindings::client;
 use crate::secrets::Granted;
 use crate::units::human_bytes;
+pub use crate::waiting::WaitingCalls;
 
 pub use answers::MAX_FORM_CONTENT;
 pub use requests::{MAX_ASK_BYTES, MAX_REQUEST_BYTES, MAX_REQUESTS};
@@ -55,31 +55,6 @@ pub const MAX_ANSWER_BYTES: usize = 16 << 20;
 /// Work units checking one accepted form may take, at most: a form is a
 /// few primitive fields, and it is checked on the async worker.
 const MAX_FORM_UNITS: u64 = 20_000;
-
-/// The calls of one plugin that may wait for their clients at once: half
-/// of its `concurrency` (at least one). Shared by the plugin's calls; a
-/// call holds a slot only while one of its asks waits.
-#[derive(Debug)]
-pub struct WaitingCalls {
-    slots: Arc<Semaphore>,
-    max: u32,
-}
-
-impl WaitingCalls {
-    /// The bound for a plugin running at most `concurrency` calls at once.
-    pub fn for_concurrency(concurrency: u32) -> Arc<WaitingCalls> {
-        let max = (concurrency / 2).max(1);
-        Arc::new(WaitingCalls {
-            slots: Arc::new(Semaphore::new(max as usize)),
-            max,
-        })
-    }
-
-    /// How many calls may wait at once.
-    pub fn max(&self) -> u32 {
-        self.max
-    }
-}
 
 /// The trap that ends a run whose client will answer later: never seen by
 /// the plugin, recognised by the sandbox.
@@ -251,11 +226,11 @@ impl Asking {
         let _slot = if client.answers_at_once() {
             None
         } else {
-            let Ok(slot) = self.waiting.slots.clone().try_acquire_owned() else {
+            let Some(slot) = self.waiting.try_wait() else {
                 return Ok(Err(client::AskError::Failed(format!(
                     "too many calls of this plugin wait for their clients (at most {}); \
                      nothing was asked: ask again later, or go on without the answers",
-                    self.waiting.max
+                    self.waiting.max()
                 ))));
             };
             Some(slot)

@@ -12,6 +12,7 @@
 
 pub mod config;
 pub(crate) mod output;
+pub mod own;
 
 use std::fmt;
 use std::sync::Arc;
@@ -81,14 +82,20 @@ pub struct Granted {
 }
 
 impl Granted {
-    /// Asks `sources` for each secret `grants` names, for `plugin`.
+    /// Asks `sources` for each secret `grants` names, for `plugin`; but
+    /// for a call `by_principal`, not for those that are each principal's
+    /// own (see [`own`], and [`Granted::add`]).
     pub fn resolve(
         sources: &SecretSources,
         plugin: &str,
         grants: &[SecretGrant],
+        by_principal: bool,
     ) -> Result<Granted, String> {
         let mut granted = Granted::default();
         for grant in grants {
+            if by_principal && grant.per_principal {
+                continue;
+            }
             match sources.resolve(plugin, &grant.name) {
                 Ok(Some((value, _source))) => granted.values.push((grant.name.clone(), value)),
                 Ok(None) if grant.required => granted.missing.push(grant.name.clone()),
@@ -106,6 +113,12 @@ impl Granted {
         }
         granted.forms = Forms::of(&granted.values);
         Ok(granted)
+    }
+
+    /// Adds the value of `name` (a principal's own).
+    pub fn add(&mut self, name: String, value: String) {
+        self.values.push((name, value));
+        self.forms = Forms::of(&self.values);
     }
 
     /// The value of `name`, if it is granted and has one.
