@@ -849,3 +849,326 @@ fn a_user_signed_in_through_either_official_client_is_one_principal_with_one_tod
     );
     assert!(!listed(&bob).contains("added through typescript"), "{bob}");
 }
+
+// ---------------------------------------------------------------------------
+// Each user's own secrets (issue 44): asked for with a URL-mode elicitation,
+// entered on Corral's page after signing in with the same issuer, sealed in
+// the state store, and given to that user's calls alone.
+
+/// Corral's registration at the issuer for its page.
+const WEB_CLIENT: &str = "corral-web";
+
+/// Each user's value: recognisable, of different lengths, so that the
+/// fixture's `length` tool tells whose value a call read.
+const ALICE_VALUE: &str = "corral-test-secret-alice-own";
+const BOB_VALUE: &str = "corral-test-secret-bob-own-and-longer";
+
+/// A Corral whose hostile-secrets fixture needs each caller's own TOKEN,
+/// with the page, a key, and its state in a file of its own.
+struct OwnSecrets {
+    server: HttpServer,
+    resource: String,
+    issuer: Issuer,
+    state: tempfile::TempDir,
+    _folder: tempfile::TempDir,
+}
+
+impl OwnSecrets {
+    fn start(input_wait: &str) -> OwnSecrets {
+        let port = free_port();
+        let resource = format!("http://127.0.0.1:{port}/mcp");
+        let web = OidcClient::web(
+            WEB_CLIENT,
+            &format!("http://127.0.0.1:{port}/corral/signin"),
+        );
+        let issuer = Issuer::start(std::slice::from_ref(&web));
+        let folder = folder_with(&[("hostile-secrets.wasm", &support::fixture("hostile-secrets"))]);
+        let manifest = format!(
+            "[secrets]\nTOKEN = {{ description = \"Your token for the test API\", required = true, per = \"principal\" }}\n\n\
+             [state]\nbuckets = [\"default\"]\n\n[limits]\ninput-wait = \"{input_wait}\"\n"
+        );
+        write_file(folder.path(), "hostile-secrets.toml", &manifest);
+        let state = tempfile::tempdir().unwrap();
+        let key_file = state.path().join("secrets.key");
+        std::fs::write(&key_file, "6b".repeat(32)).unwrap();
+        let state_flag = format!("sqlite:{}", state.path().join("state.sqlite").display());
+        let server = HttpServer::start_on(
+            folder.path(),
+            &format!("127.0.0.1:{port}"),
+            &[
+                "--resource",
+                &resource,
+                "--oauth-issuer",
+                issuer.url(),
+                "--oauth-scope",
+                BASE_SCOPE,
+                "--oauth-web-client",
+                WEB_CLIENT,
+                "--secrets-key-file",
+                key_file.to_str().unwrap(),
+                "--state",
+                &state_flag,
+                "--secrets",
+                "none",
+            ],
+            &[("CORRAL_OAUTH_WEB_CLIENT_SECRET", &web.secret)],
+        );
+        OwnSecrets {
+            server,
+            resource,
+            issuer,
+            state,
+            _folder: folder,
+        }
+    }
+
+    /// The official TypeScript client signed in as `user` in `mode`, whose
+    /// browser (signed in as `browser`) enters `value` on any page it is
+    /// sent to, calling `calls`.
+    fn run(&self, mode: &str, user: &str, browser: &str, value: &str, calls: Value) -> Value {
+        let spec = json!({
+            "url": self.resource, "mode": mode, "user": user, "browser": browser,
+            "value": value, "calls": calls,
+        });
+        run_client(
+            "node",
+            &[
+                &script("ts_own_secret.mjs"),
+                &node_prefix(),
+                &spec.to_string(),
+            ],
+            &self.issuer,
+        )
+    }
+
+    fn page(&self) -> String {
+        format!(
+            "{}/corral/secrets?plugin=hostile-secrets&name=TOKEN",
+            self.resource.trim_end_matches("/mcp")
+        )
+    }
+}
+
+fn length_call() -> Value {
+    json!([{ "name": "length", "arguments": { "name": "TOKEN" } }])
+}
+
+fn outcome_text(outcome: &Value, index: usize) -> String {
+    let result = &outcome["calls"][index]["result"];
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in call {index}: {outcome}"))
+        .to_string()
+}
+
+/// Checks that the call asked for TOKEN with one URL-mode elicitation of
+/// Corral's page, and that the browser saved the value there.
+fn assert_asked_on_the_page(outcome: &Value, own: &OwnSecrets) {
+    let elicitations = outcome["elicitations"].as_array().unwrap();
+    assert_eq!(elicitations.len(), 1, "{outcome}");
+    let asked = &elicitations[0];
+    assert_eq!(asked["mode"], "url", "{outcome}");
+    let url = asked["url"].as_str().unwrap();
+    assert!(
+        url.starts_with(&format!("{}&elicitation=", own.page())),
+        "{outcome}"
+    );
+    // 2026-07-28 has no elicitationId: the retry carries the answer.
+    if outcome["protocolVersion"] != "2026-07-28" {
+        assert_eq!(
+            url.split("elicitation=").nth(1),
+            asked["elicitationId"].as_str(),
+            "{outcome}"
+        );
+    }
+    assert!(
+        asked["message"].as_str().unwrap().contains("TOKEN"),
+        "{outcome}"
+    );
+    let page = outcome["pages"][0]["page"].as_str().unwrap_or_default();
+    assert!(page.contains("is saved"), "{outcome}");
+}
+
+#[test]
+fn each_user_enters_their_own_secret_on_corrals_page_and_only_their_calls_read_it() {
+    let own = OwnSecrets::start("60 s");
+
+    // Alice, in a legacy session: asked, she enters her value on the page,
+    // told the elicitation is complete, and her call reads it.
+    let alice = own.run("legacy", "alice", "alice", ALICE_VALUE, length_call());
+    assert_asked_on_the_page(&alice, &own);
+    assert_eq!(
+        outcome_text(&alice, 0),
+        format!("{} bytes", ALICE_VALUE.len()),
+        "{alice}"
+    );
+    assert_eq!(
+        alice["completed"],
+        json!([alice["elicitations"][0]["elicitationId"]]),
+        "{alice}"
+    );
+
+    // Bob, statelessly (2026-07-28: input_required, then the retry waits
+    // for the page): his own value, not Alice's.
+    let bob = own.run("2026-07-28", "bob", "bob", BOB_VALUE, length_call());
+    assert_asked_on_the_page(&bob, &own);
+    assert_eq!(
+        outcome_text(&bob, 0),
+        format!("{} bytes", BOB_VALUE.len()),
+        "{bob}"
+    );
+    assert_eq!(
+        bob["completed"],
+        json!([]),
+        "2026-07-28 has no such notification: {bob}"
+    );
+
+    // Asked once: Alice's next calls read her value without asking, and
+    // what would leak it is redacted.
+    let calls = json!([
+        { "name": "length", "arguments": { "name": "TOKEN" } },
+        { "name": "leak", "arguments": {} },
+    ]);
+    let again = own.run("2026-07-28", "alice", "alice", "unused-value-here", calls);
+    assert_eq!(again["elicitations"], json!([]), "{again}");
+    assert_eq!(
+        outcome_text(&again, 0),
+        format!("{} bytes", ALICE_VALUE.len()),
+        "{again}"
+    );
+    let leaked = again["calls"][1].to_string();
+    assert!(leaked.contains("[redacted secret TOKEN]"), "{again}");
+
+    // Nothing of either value in the clear: not in the state store, not in
+    // anything Corral wrote, not in what the clients were told.
+    let stored = std::fs::read(own.state.path().join("state.sqlite")).unwrap();
+    for value in [ALICE_VALUE, BOB_VALUE] {
+        assert!(
+            !stored.windows(value.len()).any(|w| w == value.as_bytes()),
+            "{value} in clear in the state store"
+        );
+        for (what, text) in [
+            ("Corral's stderr", own.server.server.stderr()),
+            ("alice's client", alice.to_string()),
+            ("bob's client", bob.to_string()),
+            ("alice's second client", again.to_string()),
+        ] {
+            assert!(!text.contains(value), "{value} in {what}:\n{text}");
+        }
+    }
+}
+
+#[test]
+fn a_page_link_opened_by_another_user_saves_nothing() {
+    let own = OwnSecrets::start("4 s");
+    // Alice's client gets the link, but Bob opens it (a link passed on):
+    // the page refuses him, and Alice's call ends without a value.
+    let outcome = own.run("legacy", "alice", "bob", BOB_VALUE, length_call());
+    let refused = outcome["pages"][0]["error"].as_str().unwrap_or_default();
+    assert!(
+        refused.contains("403") && refused.contains("not made for you"),
+        "{outcome}"
+    );
+    let result = &outcome["calls"][0]["result"];
+    assert_eq!(result["isError"], true, "{outcome}");
+    let text = outcome_text(&outcome, 0);
+    assert!(
+        text.contains("TOKEN") && text.contains("was not entered"),
+        "{outcome}"
+    );
+    assert_eq!(outcome["completed"], json!([]), "{outcome}");
+}
+
+#[test]
+fn a_client_that_cannot_open_a_page_is_told_where_to_set_the_secret() {
+    let agent = OidcClient::new("agent", BASE_SCOPE);
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let web = OidcClient::web(
+        WEB_CLIENT,
+        &format!("http://127.0.0.1:{port}/corral/signin"),
+    );
+    let issuer = Issuer::start(&[agent.clone(), web.clone()]);
+    let folder = folder_with(&[("hostile-secrets.wasm", &support::fixture("hostile-secrets"))]);
+    write_file(
+        folder.path(),
+        "hostile-secrets.toml",
+        "[secrets]\nTOKEN = { description = \"Your token\", required = true, per = \"principal\" }\n\n\
+         [state]\nbuckets = [\"default\"]\n",
+    );
+    let state = tempfile::tempdir().unwrap();
+    let state_flag = format!("sqlite:{}", state.path().join("state.sqlite").display());
+    let server = HttpServer::start_on(
+        folder.path(),
+        &format!("127.0.0.1:{port}"),
+        &[
+            "--resource",
+            &resource,
+            "--oauth-issuer",
+            issuer.url(),
+            "--oauth-web-client",
+            WEB_CLIENT,
+            "--state",
+            &state_flag,
+        ],
+        &[
+            ("CORRAL_OAUTH_WEB_CLIENT_SECRET", &web.secret),
+            ("CORRAL_SECRETS_KEY", &"a1".repeat(32)),
+        ],
+    );
+    let token = issuer.token(&agent, BASE_SCOPE, &resource);
+    let mut client = with_token(server.client(), &token);
+    // A stateless call declaring no elicitation: the tool's error names the
+    // page, without an elicitation behind it.
+    let answer = client
+        .stateless(
+            "tools/call",
+            json!({ "name": "length", "arguments": { "name": "TOKEN" } }),
+        )
+        .answer();
+    let result = &answer["result"];
+    assert_eq!(result["isError"], true, "{answer}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    let page = format!("http://127.0.0.1:{port}/corral/secrets?plugin=hostile-secrets&name=TOKEN");
+    assert!(
+        text.contains(&page) && !text.contains("elicitation="),
+        "{text}"
+    );
+    assert!(text.contains("cannot open a page"), "{text}");
+
+    // The page itself: a browser not signed in is sent to the issuer, for
+    // Corral's web client, with PKCE and this resource; a name no plugin
+    // grants per user is no page at all.
+    let mut browser = server.client();
+    let response = browser.send(
+        "GET",
+        "/corral/secrets?plugin=hostile-secrets&name=TOKEN",
+        &[],
+        b"",
+    );
+    assert_eq!(response.status, 303, "{response:?}");
+    let location = response.header("location").unwrap_or_default().to_string();
+    assert!(location.starts_with(issuer.url()), "{location}");
+    for needed in [
+        format!("client_id={WEB_CLIENT}"),
+        "code_challenge_method=S256".to_string(),
+        format!("resource={}", support::oidc::form_encode(&resource)),
+    ] {
+        assert!(location.contains(&needed), "{needed} not in {location}");
+    }
+    let response = browser.send(
+        "GET",
+        "/corral/secrets?plugin=hostile-secrets&name=OTHER",
+        &[],
+        b"",
+    );
+    assert_eq!(response.status, 404, "{response:?}");
+    // A form posted without a signed-in session saves nothing.
+    let response = browser.send(
+        "POST",
+        "/corral/secrets",
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        b"plugin=hostile-secrets&name=TOKEN&form_token=x&value=corral-test-secret-forged",
+    );
+    assert_eq!(response.status, 401, "{response:?}");
+}

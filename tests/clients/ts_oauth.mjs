@@ -29,6 +29,7 @@
 // the flow itself fails.
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
+import { ConsentingUser, claims } from './oauth_user.mjs';
 
 const [prefix, specJson] = process.argv.slice(2);
 const require = createRequire(resolve(prefix, 'package.json'));
@@ -41,102 +42,14 @@ const {
 } = require('@modelcontextprotocol/client');
 
 const spec = JSON.parse(specJson);
-// Where the authorization server sends the browser back; nothing listens
-// there: the browser below stops at it and hands its query to the client.
-const REDIRECT = 'http://127.0.0.1:1/callback';
-
-const claims = token => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
 const tokens = [];
 const authorizations = [];
 let registrations = 0;
-
-/// The user agent: from the authorization URL through the provider's sign-in
-/// and consent pages (oidc-provider's development interactions) to the
-/// redirect back to the client, whose query it returns.
-async function browse(authorizationUrl, user) {
-    const cookies = new Map();
-    let url = authorizationUrl.href;
-    let request = { method: 'GET' };
-    for (let step = 0; step < 20; step++) {
-        if (url.startsWith(REDIRECT)) return new URL(url).searchParams;
-        const headers = { cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join('; ') };
-        if (request.body) headers['content-type'] = 'application/x-www-form-urlencoded';
-        const response = await fetch(url, { ...request, headers, redirect: 'manual' });
-        for (const cookie of response.headers.getSetCookie()) {
-            const pair = cookie.split(';')[0];
-            const at = pair.indexOf('=');
-            const [name, value] = [pair.slice(0, at), pair.slice(at + 1)];
-            if (value) cookies.set(name, value);
-            else cookies.delete(name);
-        }
-        if (response.status >= 300 && response.status < 400) {
-            url = new URL(response.headers.get('location'), url).href;
-            request = { method: 'GET' };
-            continue;
-        }
-        const page = await response.text();
-        if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${page.slice(0, 500)}`);
-        const action = page.match(/<form[^>]*action="([^"]+)"/)?.[1]?.replaceAll('&amp;', '&');
-        const prompt = page.match(/name="prompt" value="([^"]+)"/)?.[1];
-        if (!action || !prompt) throw new Error(`no form on ${url}: ${page.slice(0, 500)}`);
-        // Sign in as the user (the development pages take any password),
-        // then grant what the client asked for.
-        const form = prompt === 'login' ? { prompt, login: user, password: 'any' } : { prompt };
-        url = new URL(action, url).href;
-        request = { method: 'POST', body: new URLSearchParams(form).toString() };
-    }
-    throw new Error('the authorization did not come back to the client within 20 steps');
-}
-
-/// An in-memory OAuthClientProvider for a user who consents to what is asked.
-class ConsentingUser {
-    constructor(user) {
-        this.user = user;
-        this.callback = undefined;
-    }
-    get redirectUrl() {
-        return REDIRECT;
-    }
-    get clientMetadata() {
-        return {
-            client_name: 'corral ts_oauth.mjs',
-            redirect_uris: [REDIRECT],
-            grant_types: ['authorization_code', 'refresh_token'],
-            response_types: ['code'],
-            token_endpoint_auth_method: 'none',
-        };
-    }
-    clientInformation() {
-        return this.client;
-    }
-    saveClientInformation(client) {
-        registrations += 1;
-        this.client = client;
-    }
-    tokens() {
-        return this.saved;
-    }
-    saveTokens(saved) {
-        tokens.push(claims(saved.access_token));
-        this.saved = saved;
-    }
-    async redirectToAuthorization(url) {
-        authorizations.push(Object.fromEntries(url.searchParams));
-        this.callback = await browse(url, this.user);
-    }
-    saveDiscoveryState(state) {
-        this.discovered = state;
-    }
-    discoveryState() {
-        return this.discovered;
-    }
-    saveCodeVerifier(verifier) {
-        this.verifier = verifier;
-    }
-    codeVerifier() {
-        return this.verifier;
-    }
-}
+const record = ({ registered, token, authorization }) => {
+    if (registered) registrations += 1;
+    if (token) tokens.push(token);
+    if (authorization) authorizations.push(authorization);
+};
 
 class RecordingClientCredentials extends ClientCredentialsProvider {
     saveTokens(saved) {
@@ -147,7 +60,7 @@ class RecordingClientCredentials extends ClientCredentialsProvider {
 
 const auth =
     spec.flow === 'code'
-        ? new ConsentingUser(spec.user)
+        ? new ConsentingUser(spec.user, record)
         : new RecordingClientCredentials({
               clientId: spec.client_id,
               clientSecret: spec.client_secret,

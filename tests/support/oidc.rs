@@ -35,6 +35,9 @@ pub struct OidcClient {
     pub secret: String,
     /// The scopes it may ask for (space-separated).
     pub scope: String,
+    /// For a web client (the authorization code grant) instead: where the
+    /// provider sends the browser back.
+    pub redirect_uri: Option<String>,
 }
 
 impl OidcClient {
@@ -43,6 +46,16 @@ impl OidcClient {
             id: id.to_string(),
             secret: format!("{id}-secret-{}", hex(&random_bytes::<16>())),
             scope: scope.to_string(),
+            redirect_uri: None,
+        }
+    }
+
+    /// A confidential web client (authorization code) redirecting to
+    /// `redirect_uri`: as Corral registers for its secrets page.
+    pub fn web(id: &str, redirect_uri: &str) -> OidcClient {
+        OidcClient {
+            redirect_uri: Some(redirect_uri.to_string()),
+            ..OidcClient::new(id, "")
         }
     }
 }
@@ -88,12 +101,19 @@ impl Issuer {
         let config_path = config.path().join("provider.json");
         let clients: Vec<Value> = clients
             .iter()
-            .map(|client| {
-                json!({
+            .map(|client| match &client.redirect_uri {
+                None => json!({
                     "client_id": client.id,
                     "client_secret": client.secret,
                     "scope": client.scope,
-                })
+                }),
+                Some(redirect) => json!({
+                    "client_id": client.id,
+                    "client_secret": client.secret,
+                    "grant_types": ["authorization_code"],
+                    "response_types": ["code"],
+                    "redirect_uris": [redirect],
+                }),
             })
             .collect();
         let settings = json!({ "key": jwk, "scopes": SCOPES, "clients": clients, "users": USERS });
