@@ -313,8 +313,10 @@ fn fixture_json(name: &str) -> Value {
 
 // ---------------------------------------------------------------- corral
 
-/// A token shaped like GitHub's (`ghp_` and 36 more), different in every
-/// test, so that a scan finds any copy.
+/// A token shaped like GitHub's (`ghp_` and more), different in every
+/// test, so that a scan finds any copy, and holding the marker every test
+/// secret holds (`scripts/check-captures` looks for it in everything the
+/// suite's servers wrote).
 fn new_token() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -324,7 +326,7 @@ fn new_token() -> String {
         .as_nanos() as u64;
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     format!(
-        "ghp_{:016x}{:08x}{:012x}",
+        "ghp_corral-test-secret-{:016x}{:08x}{:012x}",
         nanos,
         std::process::id(),
         n + 0xc0ffee

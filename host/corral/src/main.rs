@@ -398,7 +398,10 @@ struct StateFlag {
 struct ContractFlags {
     /// The world the plugin implements: plugin (tools), plugin-full (also
     /// resources, prompts and completion), resource-plugin, or
-    /// plugin-with-state, -http, -files, -state-and-files.
+    /// plugin-with-state, -http, -files, -secrets, -state-and-files,
+    /// -state-and-secrets; with --wit, any world of that folder (the build
+    /// scripts compose one per grant there, such as
+    /// plugin-with-http-and-secrets).
     #[arg(long, default_value = DEFAULT_WORLD)]
     world: String,
     /// Read the contract from this WIT folder (with its deps/) instead of
