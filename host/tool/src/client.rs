@@ -159,6 +159,15 @@ pub trait Client: Send + Sync {
     fn answers_at_once(&self) -> bool {
         false
     }
+
+    /// The keys of what the next [`Client::ask`] was asked before, when the
+    /// client answers it from a record (the stateless era's retry: the
+    /// rounds its state holds, then the round its answers are for). A run
+    /// must ask again what it asked then, even what it no longer needs, or
+    /// its later asks meet answers meant for other questions.
+    fn replays_next(&self) -> Option<Vec<String>> {
+        None
+    }
 }
 
 /// What a call may use besides its arguments.

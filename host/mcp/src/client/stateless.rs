@@ -343,6 +343,16 @@ impl Client for StatelessClient {
         // never by waiting for anyone.
         true
     }
+
+    fn replays_next(&self) -> Option<Vec<String>> {
+        let state = self.state.as_ref()?;
+        let asks = self.run.lock().unwrap().asks;
+        match state.rounds.get(asks) {
+            Some(round) => Some(round.asked.keys.clone()),
+            None if asks == state.rounds.len() => Some(state.pending.keys.clone()),
+            None => None,
+        }
+    }
 }
 
 fn unix_now() -> u64 {

@@ -84,10 +84,18 @@ pub async fn resolve(
     (input_wait, waiting): (Duration, &WaitingCalls),
     events: Option<&corral_tool::EventSink>,
 ) -> Result<Vec<(String, String)>, Lacking> {
+    // A run answered from a record (the stateless era's retry) asks again
+    // what it asked before, even the values set since: its later asks
+    // must meet their own answers.
+    let replayed = client
+        .and_then(|client| client.replays_next())
+        .unwrap_or_default();
+    let asked_before = |grant: &SecretGrant| replayed.contains(&request_key(grant));
     let mut values = Vec::new();
     let mut missing = Vec::new();
     for grant in grants {
         match own.get(principal, plugin, &grant.name).await {
+            Ok(Some(_)) if asked_before(grant) => missing.push(*grant),
             Ok(Some(value)) => values.push((grant.name.clone(), value)),
             Ok(None) if grant.required => missing.push(*grant),
             Ok(None) => {}
@@ -237,10 +245,15 @@ fn request(plugin: &str, grant: &SecretGrant, opened: &Opened) -> InputRequest {
     params.insert("url".into(), json!(opened.url));
     params.insert("elicitationId".into(), json!(opened.id));
     InputRequest {
-        key: format!("secret.{}", grant.name),
+        key: request_key(grant),
         kind: InputKind::ElicitUrl,
         params,
     }
+}
+
+/// The key of the request for `grant`'s value.
+fn request_key(grant: &SecretGrant) -> String {
+    format!("secret.{}", grant.name)
 }
 
 /// The page of an elicitation's URL without the elicitation: for a user
@@ -255,6 +268,136 @@ fn page_of(url: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Mutex;
+
+    /// A store holding one value, whose page is anywhere.
+    #[derive(Debug)]
+    struct Holding(Option<String>);
+
+    impl OwnSecrets for Holding {
+        fn get<'a>(
+            &'a self,
+            _: &'a Principal,
+            _: &'a str,
+            _: &'a str,
+        ) -> OwnFuture<'a, Result<Option<String>, String>> {
+            Box::pin(std::future::ready(Ok(self.0.clone())))
+        }
+        fn open(&self, _: &Principal, _: &str, name: &str) -> Result<Opened, String> {
+            Ok(Opened {
+                id: format!("id-{name}"),
+                url: format!("https://h/corral/secrets?plugin=p&name={name}&elicitation=id-{name}"),
+            })
+        }
+        fn wait<'a>(
+            &'a self,
+            _: &'a Principal,
+            _: &'a str,
+            _: &'a str,
+            _: Duration,
+        ) -> OwnFuture<'a, bool> {
+            Box::pin(std::future::ready(self.0.is_some()))
+        }
+    }
+
+    /// A client of URL elicitation that accepts, and replays `replaying`.
+    struct Accepting {
+        replaying: Option<Vec<String>>,
+        asked: Mutex<Vec<InputRequest>>,
+    }
+
+    impl Client for Accepting {
+        fn capabilities(&self) -> corral_tool::ClientCapabilities {
+            corral_tool::ClientCapabilities {
+                elicitation_url: true,
+                ..Default::default()
+            }
+        }
+        fn ask(&self, requests: Vec<InputRequest>) -> corral_tool::AskFuture<'_> {
+            let answers = requests
+                .iter()
+                .map(|_| json!({ "action": "accept" }).as_object().unwrap().clone())
+                .collect();
+            self.asked.lock().unwrap().extend(requests);
+            Box::pin(std::future::ready(Ok(answers)))
+        }
+        fn answers_at_once(&self) -> bool {
+            true
+        }
+        fn replays_next(&self) -> Option<Vec<String>> {
+            self.replaying.clone()
+        }
+    }
+
+    fn grant() -> SecretGrant {
+        SecretGrant {
+            name: "TOKEN".into(),
+            description: "a token".into(),
+            required: true,
+            env: false,
+            per_principal: true,
+        }
+    }
+
+    async fn resolve_with(
+        store: Holding,
+        replaying: Option<Vec<String>>,
+    ) -> (Result<Vec<(String, String)>, Lacking>, Vec<InputRequest>) {
+        let client = Arc::new(Accepting {
+            replaying,
+            asked: Mutex::default(),
+        });
+        let principal = Principal {
+            issuer: "https://i".into(),
+            subject: "alice".into(),
+            scopes: Default::default(),
+        };
+        let waiting = WaitingCalls::for_concurrency(2);
+        let dyn_client: Arc<dyn Client> = client.clone();
+        let grant = grant();
+        let resolved = resolve(
+            &store,
+            &principal,
+            "p",
+            &[&grant],
+            Some(&dyn_client),
+            (Duration::from_secs(1), &waiting),
+            None,
+        )
+        .await;
+        let asked = client.asked.lock().unwrap().clone();
+        (resolved, asked)
+    }
+
+    #[tokio::test]
+    async fn a_value_set_is_read_without_asking_unless_a_retry_replays_its_ask() {
+        let value = || Holding(Some("corral-test-secret-own".into()));
+        let (resolved, asked) = resolve_with(value(), None).await;
+        assert_eq!(
+            resolved.unwrap(),
+            [("TOKEN".into(), "corral-test-secret-own".into())]
+        );
+        assert!(asked.is_empty());
+        // A retry whose state recorded the ask asks it again, the same.
+        let (resolved, asked) = resolve_with(value(), Some(vec!["secret.TOKEN".into()])).await;
+        assert_eq!(resolved.unwrap().len(), 1);
+        assert_eq!(asked.len(), 1);
+        assert_eq!(asked[0].key, "secret.TOKEN");
+        assert_eq!(asked[0].params["mode"], "url");
+        assert_eq!(asked[0].params["elicitationId"], "id-TOKEN");
+        // Another ask replayed (the plugin's own) is none of this.
+        let (_, asked) = resolve_with(value(), Some(vec!["elicit-1".into()])).await;
+        assert!(asked.is_empty());
+        // No value: asked, accepted, and still none within input-wait.
+        let (resolved, asked) = resolve_with(Holding(None), None).await;
+        assert_eq!(asked.len(), 1);
+        match resolved {
+            Err(Lacking::Failed(message)) => {
+                assert!(message.contains("was not entered"), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn a_page_by_hand_leaves_the_elicitation_out() {
