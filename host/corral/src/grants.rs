@@ -74,8 +74,13 @@ pub fn authority_lines(manifest: &Manifest) -> Vec<String> {
         } else {
             ""
         };
+        let per = if secret.per_principal {
+            ", each user's own"
+        } else {
+            ""
+        };
         lines.push(format!(
-            "secret {} ({required}{env}): {}",
+            "secret {} ({required}{per}{env}): {}",
             shown(&secret.name),
             shown(&secret.description)
         ));

@@ -17,6 +17,8 @@ pub struct Granted {
     pub name: String,
     pub description: String,
     pub required: bool,
+    /// Each user's own (`per = "principal"`).
+    pub per_principal: bool,
 }
 
 /// The secrets `manifest` grants, by name.
@@ -28,6 +30,7 @@ pub fn granted(manifest: &Manifest) -> Vec<Granted> {
             name: grant.name.clone(),
             description: grant.description.clone(),
             required: grant.required,
+            per_principal: grant.per_principal,
         })
         .collect()
 }
@@ -124,6 +127,15 @@ pub fn print(spec: &str, dir: Option<&Path>, out: &mut impl Write) -> Result<()>
                 for grant in granted(&manifest) {
                     let from = origin(&sources, &plugin, &grant.name, grant.required)
                         .unwrap_or_else(|err| err);
+                    // Over authorized HTTP each user's own; the operator's
+                    // sources serve calls without a principal.
+                    let from = if grant.per_principal {
+                        format!(
+                            "each user's own over OAuth (Corral's page); without a user: {from}"
+                        )
+                    } else {
+                        from
+                    };
                     rows.push([plugin.clone(), grant.name, from]);
                 }
             }
