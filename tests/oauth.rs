@@ -969,12 +969,16 @@ fn assert_asked_on_the_page(outcome: &Value, own: &OwnSecrets) {
     let asked = &elicitations[0];
     assert_eq!(asked["mode"], "url", "{outcome}");
     let url = asked["url"].as_str().unwrap();
-    assert!(
-        url.starts_with(&format!("{}&elicitation=", own.page())),
-        "{outcome}"
-    );
-    // 2026-07-28 has no elicitationId: the retry carries the answer.
-    if outcome["protocolVersion"] != "2026-07-28" {
+    if outcome["protocolVersion"] == "2026-07-28" {
+        // No elicitationId in 2026-07-28, and the retry must ask the same
+        // whenever it comes: the page alone.
+        assert_eq!(url, own.page(), "{outcome}");
+        assert!(asked.get("elicitationId").is_none(), "{outcome}");
+    } else {
+        assert!(
+            url.starts_with(&format!("{}&elicitation=", own.page())),
+            "{outcome}"
+        );
         assert_eq!(
             url.split("elicitation=").nth(1),
             asked["elicitationId"].as_str(),
@@ -1066,7 +1070,7 @@ fn a_page_link_opened_by_another_user_saves_nothing() {
     let outcome = own.run("legacy", "alice", "bob", BOB_VALUE, length_call());
     let refused = outcome["pages"][0]["error"].as_str().unwrap_or_default();
     assert!(
-        refused.contains("403") && refused.contains("not made for you"),
+        refused.contains("403") && refused.contains("made for another account"),
         "{outcome}"
     );
     let result = &outcome["calls"][0]["result"];
@@ -1156,6 +1160,39 @@ fn a_client_that_cannot_open_a_page_is_told_where_to_set_the_secret() {
     ] {
         assert!(location.contains(&needed), "{needed} not in {location}");
     }
+    // The sign-in is the browser's: its state travels in a cookie scoped
+    // to the page, and the callback needs it.
+    let cookie = response
+        .header("set-cookie")
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        cookie.starts_with("corral_signin=")
+            && cookie.contains("HttpOnly")
+            && cookie.contains("SameSite=Lax"),
+        "{cookie}"
+    );
+    // So a callback link from someone else's sign-in (login CSRF: signing
+    // this browser in as another user) is refused, before any exchange.
+    let state = location
+        .split("state=")
+        .nth(1)
+        .and_then(|rest| rest.split('&').next())
+        .unwrap()
+        .to_string();
+    let mut victim = server.client();
+    let response = victim.send(
+        "GET",
+        &format!("/corral/signin?code=stolen-code&state={state}"),
+        &[],
+        b"",
+    );
+    assert_eq!(response.status, 403, "{response:?}");
+    assert!(
+        response.text().contains("not started by this browser"),
+        "{}",
+        response.text()
+    );
     let response = browser.send(
         "GET",
         "/corral/secrets?plugin=hostile-secrets&name=OTHER",
@@ -1163,6 +1200,11 @@ fn a_client_that_cannot_open_a_page_is_told_where_to_set_the_secret() {
         b"",
     );
     assert_eq!(response.status, 404, "{response:?}");
+    // Pages keep their Origin on a form's POST (same-origin, not
+    // no-referrer, under which browsers send `Origin: null`), and may not
+    // be framed.
+    assert_eq!(response.header("referrer-policy"), Some("same-origin"));
+    assert_eq!(response.header("x-frame-options"), Some("DENY"));
     // A form posted without a signed-in session saves nothing.
     let response = browser.send(
         "POST",

@@ -167,7 +167,8 @@ impl HttpFlags {
                     Some(slash) => &resource[..after_scheme + slash],
                     None => resource.as_str(),
                 };
-                Ok(format!("{origin}/corral/secrets"))
+                let issuer = self.oauth_issuers.first().cloned().unwrap_or_default();
+                Ok((format!("{origin}/corral/secrets"), issuer))
             }
             _ => Err(
                 "this server has no page where you could set it (its operator starts it with --oauth-web-client)"

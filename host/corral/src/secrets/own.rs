@@ -16,12 +16,11 @@
 //! ([`corral_sandbox::secrets::own`]); the page where they enter it
 //! ([`OwnSecretPage`], served by the HTTP transport) checks that whoever
 //! signs in there is the principal it was opened for, saves the value and
-//! wakes the waiting call. An elicitation's id is a MAC, under a key
-//! derived from the operator's, of the principal, plugin, name and hour:
-//! nothing is kept for it, so any replica checks it, and a call run again
-//! (the stateless era's retry) asks exactly what it asked before. A value
-//! saved through another replica reaches a waiting call at its next look at
-//! the store.
+//! wakes the waiting call. An elicitation's id is a random nonce and a MAC,
+//! under a key derived from the operator's, of the nonce, principal,
+//! plugin, name and hour: unique per elicitation, yet nothing is kept for
+//! it, so any replica checks it. A value saved through another replica
+//! reaches a waiting call at its next look at the store.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -60,8 +59,9 @@ pub struct OwnStore {
     /// Makes elicitation ids (a key of its own, derived from the
     /// operator's).
     ids: ring::hmac::Key,
-    /// The page's URL (`https://HOST/corral/secrets`), or why there is none.
-    page: Result<String, String>,
+    /// The page's URL (`https://HOST/corral/secrets`) and the issuer it
+    /// signs users in with, or why there is no page.
+    page: Result<(String, String), String>,
     /// Bumped at every save: wakes the calls waiting for a value.
     saved: tokio::sync::watch::Sender<u64>,
 }
@@ -76,9 +76,14 @@ impl std::fmt::Debug for OwnStore {
 }
 
 impl OwnStore {
-    /// A store in `backend` sealed with `key`; its page at `page` (or the
-    /// reason there is none, for the message a caller then gets).
-    pub fn new(backend: Arc<dyn Backend>, key: [u8; 32], page: Result<String, String>) -> OwnStore {
+    /// A store in `backend` sealed with `key`; its page at `page`, signing
+    /// users in with an issuer (or the reason there is no page, for the
+    /// message a caller then gets).
+    pub fn new(
+        backend: Arc<dyn Backend>,
+        key: [u8; 32],
+        page: Result<(String, String), String>,
+    ) -> OwnStore {
         let derive = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &key);
         let ids = ring::hmac::Key::new(
             ring::hmac::HMAC_SHA256,
@@ -132,29 +137,36 @@ impl OwnStore {
             .await
     }
 
-    /// The id of the elicitation of `principal`'s `plugin` `name` in
-    /// `period` (hours since the epoch).
-    fn elicitation_id(
+    /// The MAC part of an elicitation id: of `nonce`, `principal`'s
+    /// `plugin` `name` and `period` (hours since the epoch), 16 hex digits.
+    fn elicitation_mac(
         &self,
+        nonce: &str,
         principal: &Principal,
         plugin: &str,
         name: &str,
         period: u64,
     ) -> String {
-        let input = format!("{}\0{plugin}\0{name}\0{period}", principal.key());
-        ring::hmac::sign(&self.ids, input.as_bytes()).as_ref()[..16]
-            .iter()
-            .map(|byte| format!("{byte:02x}"))
-            .collect()
+        let input = format!("{nonce}\0{}\0{plugin}\0{name}\0{period}", principal.key());
+        hex(&ring::hmac::sign(&self.ids, input.as_bytes()).as_ref()[..8])
     }
 
     /// Whether `id` is of an elicitation of `principal`'s `plugin` `name`
     /// made this period or the one before.
     pub fn made_for(&self, id: &str, principal: &Principal, plugin: &str, name: &str) -> bool {
+        let Some((nonce, mac)) = id.split_at_checked(16) else {
+            return false;
+        };
         let now = current_period();
-        [now, now.saturating_sub(1)]
-            .iter()
-            .any(|period| self.elicitation_id(principal, plugin, name, *period) == id)
+        [now, now.saturating_sub(1)].iter().any(|period| {
+            let expected = self.elicitation_mac(nonce, principal, plugin, name, *period);
+            expected.len() == mac.len()
+                && expected
+                    .bytes()
+                    .zip(mac.bytes())
+                    .fold(0u8, |differ, (x, y)| differ | (x ^ y))
+                    == 0
+        })
     }
 
     fn seal(&self, key: &str, plugin: &str, name: &str, value: &[u8]) -> Result<Vec<u8>, String> {
@@ -234,14 +246,37 @@ impl OwnSecrets for OwnStore {
                 .await?;
             match values.pop().flatten() {
                 None => Ok(None),
-                Some(stored) => self.open_sealed(&key, plugin, name, &stored).map(Some),
+                Some(stored) => match self.open_sealed(&key, plugin, name, &stored) {
+                    Ok(value) => Ok(Some(value)),
+                    // Sealed under another key: as good as missing, so the
+                    // user is asked again rather than stuck.
+                    Err(problem) => {
+                        tracing::warn!(
+                            "{}'s own {name} of plugin {plugin}: {problem}",
+                            principal.describe()
+                        );
+                        Ok(None)
+                    }
+                },
             }
         })
     }
 
     fn open(&self, principal: &Principal, plugin: &str, name: &str) -> Result<Opened, String> {
-        let page = self.page.as_ref().map_err(Clone::clone)?;
-        let id = self.elicitation_id(principal, plugin, name, current_period());
+        let (page, issuer) = self.page.as_ref().map_err(Clone::clone)?;
+        if principal.issuer != *issuer {
+            return Err(format!(
+                "the page where you would set it signs users in with {issuer}, not with {} (yours)",
+                principal.issuer
+            ));
+        }
+        let mut nonce = [0u8; 8];
+        self.random
+            .fill(&mut nonce)
+            .map_err(|_| "no randomness for an elicitation id".to_string())?;
+        let nonce = hex(&nonce);
+        let mac = self.elicitation_mac(&nonce, principal, plugin, name, current_period());
+        let id = format!("{nonce}{mac}");
         Ok(Opened {
             url: format!("{page}?plugin={plugin}&name={name}&elicitation={id}"),
             id,
@@ -271,6 +306,10 @@ impl OwnSecrets for OwnStore {
             }
         })
     }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// Hours since the epoch: the period of elicitation ids.
@@ -380,7 +419,11 @@ mod tests {
 
     fn store(dir: &Path, key: u8) -> OwnStore {
         let backend = Arc::new(Sqlite::new(dir.join("state.sqlite")));
-        OwnStore::new(backend, [key; 32], Ok("https://h/corral/secrets".into()))
+        let page = (
+            "https://h/corral/secrets".into(),
+            "https://issuer.example".into(),
+        );
+        OwnStore::new(backend, [key; 32], Ok(page))
     }
 
     #[tokio::test]
@@ -400,10 +443,10 @@ mod tests {
         // The file holds no value in clear.
         let file = std::fs::read(dir.path().join("state.sqlite")).unwrap();
         assert!(!file.windows(15).any(|w| w == b"alice-value-123"));
-        // Another key opens nothing, and says what to do.
+        // Another key opens nothing: read as missing, so the user is asked
+        // again rather than stuck.
         let other = store(dir.path(), 8);
-        let err = other.get(&alice, "gh", "TOKEN").await.unwrap_err();
-        assert!(err.contains("Enter it again"), "{err}");
+        assert_eq!(other.get(&alice, "gh", "TOKEN").await.unwrap(), None);
         // A sealed value moved to another user's entry does not open.
         let backend = Sqlite::new(dir.path().join("state.sqlite"));
         let stolen = backend
@@ -419,7 +462,7 @@ mod tests {
                 QUOTA,
             )
             .unwrap();
-        assert!(own.get(&bob, "gh", "TOKEN").await.is_err());
+        assert_eq!(own.get(&bob, "gh", "TOKEN").await.unwrap(), None);
         own.remove(&alice, "gh", "TOKEN").await.unwrap();
         assert_eq!(own.get(&alice, "gh", "TOKEN").await.unwrap(), None);
     }
@@ -437,13 +480,23 @@ mod tests {
             "{}",
             opened.url
         );
-        // The same elicitation when asked again (a call run again asks
-        // exactly what it asked), bound to its principal and secret.
-        assert_eq!(own.open(&alice, "gh", "TOKEN").unwrap(), opened);
+        // Each elicitation its own id, bound to its principal and secret.
+        let again = own.open(&alice, "gh", "TOKEN").unwrap();
+        assert_ne!(again.id, opened.id);
+        assert!(own.made_for(&again.id, &alice, "gh", "TOKEN"));
         assert!(own.made_for(&opened.id, &alice, "gh", "TOKEN"));
         assert!(!own.made_for(&opened.id, &principal("bob"), "gh", "TOKEN"));
         assert!(!own.made_for(&opened.id, &alice, "gh", "OTHER"));
         assert!(!own.made_for("nope", &alice, "gh", "TOKEN"));
+        let forged = format!("{}{}", &opened.id[..16], "0".repeat(16));
+        assert!(!own.made_for(&forged, &alice, "gh", "TOKEN"));
+        // A principal of another issuer has no page to go to.
+        let elsewhere = Principal {
+            issuer: "https://other.example".into(),
+            ..alice.clone()
+        };
+        let err = own.open(&elsewhere, "gh", "TOKEN").unwrap_err();
+        assert!(err.contains("signs users in with"), "{err}");
         // Another server key, other ids.
         let other = store(dir.path(), 2);
         assert!(!other.made_for(&opened.id, &alice, "gh", "TOKEN"));

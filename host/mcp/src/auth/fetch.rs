@@ -147,7 +147,7 @@ fn describe(err: &reqwest::Error) -> String {
 
 /// `application/x-www-form-urlencoded` (and the encoding RFC 6749 2.3.1
 /// asks for the Basic credentials).
-pub(super) fn form_encode(text: &str) -> String {
+pub(crate) fn form_encode(text: &str) -> String {
     let mut encoded = String::with_capacity(text.len());
     for byte in text.bytes() {
         match byte {

@@ -29,7 +29,8 @@ mod issuer;
 mod jwt;
 mod signin;
 
-pub use signin::{SIGN_IN_PATH, WebClient, random_text};
+pub(crate) use fetch::form_encode;
+pub use signin::{SIGN_IN_FOR, SIGN_IN_PATH, SignIn, WebClient, random_text, same_text};
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -123,8 +124,6 @@ pub struct Authorizer {
     fetcher: Fetcher,
     /// Validated tokens by the SHA-256 of their text.
     cache: Mutex<HashMap<[u8; 32], Validated>>,
-    /// Browsers' sign-ins under way, by their `state`.
-    started: Mutex<HashMap<String, signin::Started>>,
 }
 
 impl std::fmt::Debug for Authorizer {
@@ -173,7 +172,6 @@ impl Authorizer {
             issuers,
             fetcher,
             cache: Mutex::default(),
-            started: Mutex::default(),
         })
     }
 

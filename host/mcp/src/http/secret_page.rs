@@ -34,13 +34,18 @@ use hyper::body::Incoming as IncomingBody;
 use super::Server;
 use super::body::{HttpResponse, ResponseBody};
 use crate::ToolHost;
-use crate::auth::{SIGN_IN_PATH, random_text};
+use crate::auth::{SIGN_IN_FOR, SIGN_IN_PATH, SignIn, form_encode, random_text, same_text};
 use corral_tool::Principal;
 
 /// Where the page is served.
 pub const PAGE_PATH: &str = "/corral/secrets";
-/// The browser session's cookie.
-const COOKIE: &str = "corral_page";
+/// The browser session's cookie (`__Host-` prefixed on https: see
+/// [`Cookies`]).
+const SESSION_COOKIE: &str = "corral_page";
+/// The cookie of a sign-in under way (see `auth::signin`).
+const SIGN_IN_COOKIE: &str = "corral_signin";
+/// The longest plugin, secret or elicitation name a page is asked about.
+const MAX_FIELD_BYTES: usize = 128;
 /// How long a browser stays signed in to the page.
 const SESSION_FOR: Duration = Duration::from_secs(30 * 60);
 /// The most browser sessions at once.
@@ -63,8 +68,8 @@ struct PageSession {
 }
 
 impl PageSessions {
-    fn get(&self, headers: &HeaderMap) -> Option<PageSession> {
-        let id = cookie(headers)?;
+    fn get(&self, id: Option<&str>) -> Option<PageSession> {
+        let id = id?;
         let mut sessions = self.0.lock().unwrap();
         sessions.retain(|_, session| session.at.elapsed() < SESSION_FOR);
         sessions.get(id).cloned()
@@ -72,7 +77,12 @@ impl PageSessions {
 
     fn start(&self, principal: Arc<Principal>) -> Result<String, &'static str> {
         let mut sessions = self.0.lock().unwrap();
-        sessions.retain(|_, session| session.at.elapsed() < SESSION_FOR);
+        // One session per principal: signing in again replaces it, so no
+        // one fills the page's sessions by signing in over and over.
+        let key = principal.key();
+        sessions.retain(|_, session| {
+            session.at.elapsed() < SESSION_FOR && session.principal.key() != key
+        });
         if sessions.len() >= MAX_SESSIONS {
             return Err("too many people are signed in to this page: try again later");
         }
@@ -100,6 +110,8 @@ struct Fields {
     code: String,
     state: String,
     error: Option<String>,
+    /// Sign in again (as another account).
+    again: bool,
 }
 
 impl Fields {
@@ -117,14 +129,89 @@ impl Fields {
                 "code" => fields.code = value,
                 "state" => fields.state = value,
                 "error" => fields.error = Some(value),
+                "again" => fields.again = true,
                 _ => {}
             }
         }
         fields
     }
+
+    /// The page these fields name, as a path of this server: only the
+    /// fields the page reads, none longer than [`MAX_FIELD_BYTES`].
+    fn page_path(&self) -> Option<String> {
+        let short = |text: &str| text.len() <= MAX_FIELD_BYTES;
+        if !short(&self.plugin)
+            || !short(&self.name)
+            || !self.elicitation.as_deref().is_none_or(short)
+        {
+            return None;
+        }
+        let mut path = format!(
+            "{PAGE_PATH}?plugin={}&name={}",
+            form_encode(&self.plugin),
+            form_encode(&self.name)
+        );
+        if let Some(id) = &self.elicitation {
+            path.push_str(&format!("&elicitation={}", form_encode(id)));
+        }
+        Some(path)
+    }
+}
+
+/// The page's cookies: on https `__Host-` prefixed (Secure, Path=/, no
+/// Domain, so no sibling host can plant one), on plain http (loopback)
+/// scoped to `/corral/`.
+struct Cookies {
+    secure: bool,
+}
+
+impl Cookies {
+    fn name(&self, base: &str) -> String {
+        if self.secure {
+            format!("__Host-{base}")
+        } else {
+            base.to_string()
+        }
+    }
+
+    /// A `Set-Cookie` value: `value` for `max_age` (0: remove it).
+    fn set(&self, base: &str, value: &str, max_age: Duration) -> String {
+        let (path, secure) = if self.secure {
+            ("/", "; Secure")
+        } else {
+            ("/corral/", "")
+        };
+        format!(
+            "{}={value}; Path={path}; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
+            self.name(base),
+            max_age.as_secs()
+        )
+    }
+
+    /// The value of the cookie `base` the request carries.
+    fn get<'a>(&self, headers: &'a HeaderMap, base: &str) -> Option<&'a str> {
+        let name = self.name(base);
+        headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(';'))
+            .filter_map(|pair| pair.trim().split_once('='))
+            .find(|(found, _)| *found == name)
+            .map(|(_, value)| value)
+    }
 }
 
 impl<H: ToolHost> Server<H> {
+    fn cookies(&self) -> Cookies {
+        let secure = self
+            .http
+            .authorizer
+            .as_ref()
+            .is_some_and(|authorizer| authorizer.origin().starts_with("https://"));
+        Cookies { secure }
+    }
+
     /// The page's answer, for a request of one of its paths.
     pub(super) async fn page_response(
         &self,
@@ -154,7 +241,10 @@ impl<H: ToolHost> Server<H> {
         }
         let query = request.uri().query().unwrap_or("").to_string();
         Some(match (request.method().clone(), path) {
-            (Method::GET, SIGN_IN_PATH) => self.signed_in(Fields::parse(&query)).await,
+            (Method::GET, SIGN_IN_PATH) => {
+                self.signed_in(request.headers(), Fields::parse(&query))
+                    .await
+            }
             (Method::GET, PAGE_PATH) => self.show(request.headers(), &query).await,
             (Method::POST, PAGE_PATH) => self.save(request).await,
             _ => page(
@@ -172,11 +262,25 @@ impl<H: ToolHost> Server<H> {
             Ok(description) => description,
             Err(response) => return *response,
         };
-        let Some(session) = self.pages.get(headers) else {
+        let cookies = self.cookies();
+        let session = self
+            .pages
+            .get(cookies.get(headers, SESSION_COOKIE))
+            .filter(|_| !fields.again);
+        let Some(session) = session else {
             let authorizer = self.http.authorizer.as_ref().expect("checked");
-            let return_to = format!("{PAGE_PATH}?{query}");
-            return match authorizer.start_sign_in(&return_to).await {
-                Ok(url) => redirect(&url, None),
+            let Some(return_to) = fields.page_path() else {
+                return page(
+                    StatusCode::BAD_REQUEST,
+                    "Bad link",
+                    "<p>The link names a plugin or secret longer than any.</p>",
+                );
+            };
+            return match authorizer.start_sign_in(&return_to, fields.again).await {
+                Ok((url, sign_in)) => {
+                    let cookie = cookies.set(SIGN_IN_COOKIE, &sign_in.cookie_value(), SIGN_IN_FOR);
+                    redirect(&url, &[cookie])
+                }
                 Err(problem) => {
                     tracing::warn!("secrets page: cannot start a sign-in: {problem}");
                     page(
@@ -223,7 +327,7 @@ impl<H: ToolHost> Server<H> {
         if let Some(origin) = request.headers().get(header::ORIGIN)
             && !origin
                 .to_str()
-                .is_ok_and(|origin| origin.eq_ignore_ascii_case(authorizer.origin()))
+                .is_ok_and(|origin| same_origin(origin, authorizer.origin()))
         {
             tracing::warn!("secrets page: refused a form from origin {origin:?}");
             return page(
@@ -244,7 +348,9 @@ impl<H: ToolHost> Server<H> {
                 "<p>The page's form is sent as application/x-www-form-urlencoded.</p>",
             );
         }
-        let session = self.pages.get(request.headers());
+        let session = self
+            .pages
+            .get(self.cookies().get(request.headers(), SESSION_COOKIE));
         let body = match read_form(request.into_body()).await {
             Ok(body) => body,
             Err(response) => return response,
@@ -315,7 +421,7 @@ impl<H: ToolHost> Server<H> {
 
     /// The issuer sent the browser back: the sign-in is finished, and the
     /// browser goes on to the page it came from.
-    async fn signed_in(&self, fields: Fields) -> HttpResponse {
+    async fn signed_in(&self, headers: &HeaderMap, fields: Fields) -> HttpResponse {
         if let Some(error) = &fields.error {
             return page(
                 StatusCode::FORBIDDEN,
@@ -327,31 +433,32 @@ impl<H: ToolHost> Server<H> {
             );
         }
         let authorizer = self.http.authorizer.as_ref().expect("checked");
-        let (principal, return_to) =
-            match authorizer.finish_sign_in(&fields.state, &fields.code).await {
-                Ok(signed_in) => signed_in,
-                Err(problem) => {
-                    tracing::info!("secrets page: a sign-in failed: {problem}");
-                    return page(
-                        StatusCode::FORBIDDEN,
-                        "Not signed in",
-                        &format!("<p>{}</p>", escape(&problem)),
-                    );
-                }
-            };
-        match self.pages.start(principal) {
-            Ok(id) => {
-                let secure = if authorizer.origin().starts_with("https://") {
-                    "; Secure"
-                } else {
-                    ""
-                };
-                let cookie = format!(
-                    "{COOKIE}={id}; Path=/corral/; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
-                    SESSION_FOR.as_secs()
+        let cookies = self.cookies();
+        let sign_in = cookies
+            .get(headers, SIGN_IN_COOKIE)
+            .and_then(SignIn::from_cookie);
+        let (principal, return_to) = match authorizer
+            .finish_sign_in(sign_in, &fields.state, &fields.code)
+            .await
+        {
+            Ok(signed_in) => signed_in,
+            Err(problem) => {
+                tracing::info!("secrets page: a sign-in failed: {problem}");
+                return page(
+                    StatusCode::FORBIDDEN,
+                    "Not signed in",
+                    &format!("<p>{}</p>", escape(&problem)),
                 );
-                redirect(&return_to, Some(&cookie))
             }
+        };
+        match self.pages.start(principal) {
+            Ok(id) => redirect(
+                &return_to,
+                &[
+                    cookies.set(SESSION_COOKIE, &id, SESSION_FOR),
+                    cookies.set(SIGN_IN_COOKIE, "", Duration::ZERO),
+                ],
+            ),
             Err(problem) => page(StatusCode::SERVICE_UNAVAILABLE, "Busy", problem),
         }
     }
@@ -392,31 +499,26 @@ impl<H: ToolHost> Server<H> {
             "secrets page: {} opened an elicitation not made for them",
             principal.describe()
         );
+        let own = format!(
+            "{PAGE_PATH}?plugin={}&amp;name={}",
+            escape(&form_encode(&fields.plugin)),
+            escape(&form_encode(&fields.name))
+        );
         Err(Box::new(page(
             StatusCode::FORBIDDEN,
             "Not your request",
             &format!(
-                "<p>This link was not made for you ({}): another user's client was given it, or it is over two hours old. Nothing was saved; if someone sent you this link, do not use it. To set your own {} for plugin <code>{}</code>, open <a href=\"{PAGE_PATH}?plugin={}&amp;name={}\">this page</a>.</p>",
-                escape(&principal.describe()),
-                escape(&fields.name),
-                escape(&fields.plugin),
-                escape(&fields.plugin),
-                escape(&fields.name),
+                "<p>You are signed in as {who}, but this request was made for another account, or it is over an hour old. Nothing was saved.</p>\
+                 <ul><li>If your client gave you this link while you use another account, <a href=\"{own}&amp;elicitation={id}&amp;again=1\">sign in as that account</a>.</li>\
+                 <li>If someone sent you this link, do not use it.</li>\
+                 <li>To set your own {name} for plugin <code>{plugin}</code> as {who}, <a href=\"{own}\">open this page</a>.</li></ul>",
+                who = escape(&principal.describe()),
+                id = escape(&form_encode(id)),
+                name = escape(&fields.name),
+                plugin = escape(&fields.plugin),
             ),
         )))
     }
-}
-
-/// The session cookie's value, if the request carries one.
-fn cookie(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE)
-        .map(|(_, value)| value)
 }
 
 /// Reads a form's body, of at most [`MAX_FORM_BYTES`], in [`FORM_TIMEOUT`].
@@ -466,8 +568,8 @@ fn page(status: StatusCode, title: &str, body: &str) -> HttpResponse {
     response
 }
 
-/// 303 to `location`, setting `cookie` if given.
-fn redirect(location: &str, cookie: Option<&str>) -> HttpResponse {
+/// 303 to `location`, setting `cookies`.
+fn redirect(location: &str, cookies: &[String]) -> HttpResponse {
     let mut response = http::Response::builder()
         .status(StatusCode::SEE_OTHER)
         .body(ResponseBody::empty())
@@ -476,11 +578,28 @@ fn redirect(location: &str, cookie: Option<&str>) -> HttpResponse {
     if let Ok(location) = HeaderValue::from_str(location) {
         headers.insert(header::LOCATION, location);
     }
-    if let Some(cookie) = cookie.and_then(|cookie| HeaderValue::from_str(cookie).ok()) {
-        headers.insert(header::SET_COOKIE, cookie);
+    for cookie in cookies {
+        if let Ok(cookie) = HeaderValue::from_str(cookie) {
+            headers.append(header::SET_COOKIE, cookie);
+        }
     }
     secure_headers(headers);
     response
+}
+
+/// Whether `origin` (a request's `Origin`) is `ours` (the resource's),
+/// a default port written or not.
+fn same_origin(origin: &str, ours: &str) -> bool {
+    let normal = |origin: &str| {
+        let origin = origin.to_ascii_lowercase();
+        for (scheme, port) in [("https://", ":443"), ("http://", ":80")] {
+            if origin.starts_with(scheme) && origin.ends_with(port) {
+                return origin[..origin.len() - port.len()].to_string();
+            }
+        }
+        origin
+    };
+    normal(origin) == normal(ours)
 }
 
 fn secure_headers(headers: &mut HeaderMap) {
@@ -492,9 +611,11 @@ fn secure_headers(headers: &mut HeaderMap) {
     );
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    // same-origin, not no-referrer: under no-referrer a browser sends a
+    // form's POST with `Origin: null`, which the POST's check refuses.
     headers.insert(
         header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
+        HeaderValue::from_static("same-origin"),
     );
     headers.insert(
         header::X_CONTENT_TYPE_OPTIONS,
@@ -539,16 +660,6 @@ fn form_decode(text: &str) -> String {
     String::from_utf8_lossy(&decoded).into_owned()
 }
 
-/// Whether two texts are equal, in a time that does not depend on where
-/// they differ.
-fn same_text(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && a.bytes()
-            .zip(b.bytes())
-            .fold(0u8, |differ, (x, y)| differ | (x ^ y))
-            == 0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -577,9 +688,29 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(
             header::COOKIE,
-            HeaderValue::from_static("other=1; corral_page=abc; x=y"),
+            HeaderValue::from_static("other=1; corral_page=abc; __Host-corral_page=def; x=y"),
         );
-        assert_eq!(cookie(&headers), Some("abc"));
-        assert!(same_text("abc", "abc") && !same_text("abc", "abd") && !same_text("ab", "abc"));
+        assert_eq!(
+            Cookies { secure: false }.get(&headers, SESSION_COOKIE),
+            Some("abc")
+        );
+        assert_eq!(
+            Cookies { secure: true }.get(&headers, SESSION_COOKIE),
+            Some("def")
+        );
+        let set = Cookies { secure: true }.set(SESSION_COOKIE, "v", SESSION_FOR);
+        assert_eq!(
+            set,
+            "__Host-corral_page=v; Path=/; HttpOnly; SameSite=Lax; Max-Age=1800; Secure"
+        );
+        assert!(same_origin(
+            "https://MCP.example.com",
+            "https://mcp.example.com:443"
+        ));
+        assert!(!same_origin("null", "https://mcp.example.com"));
+        assert!(!same_origin(
+            "https://evil.example",
+            "https://mcp.example.com"
+        ));
     }
 }

@@ -143,23 +143,21 @@ pub async fn resolve(
     let requests: Vec<InputRequest> = missing
         .iter()
         .zip(&opened)
-        .map(|(grant, elicitation)| request(plugin, grant, elicitation))
+        .map(|(grant, elicitation)| request(plugin, grant, elicitation, !client.answers_at_once()))
         .collect();
     // A call waiting on a person holds a slot of its plugin, as a plugin's
     // own ask does: at most half of them wait at once.
-    let _slot = if client.answers_at_once() {
+    let too_many = || {
+        Lacking::Failed(format!(
+            "plugin `{plugin}` needs your own {}, but too many of its calls wait for their users (at most {}): call again later",
+            names.join(", "),
+            waiting.max()
+        ))
+    };
+    let mut slot = if client.answers_at_once() {
         None
     } else {
-        match waiting.try_wait() {
-            Some(slot) => Some(slot),
-            None => {
-                return Err(Lacking::Failed(format!(
-                    "plugin `{plugin}` needs your own {}, but too many of its calls wait for their clients (at most {}): call again later",
-                    names.join(", "),
-                    waiting.max()
-                )));
-            }
-        }
+        Some(waiting.try_wait().ok_or_else(too_many)?)
     };
     let began = Instant::now();
     let answers = match tokio::time::timeout(input_wait, client.ask(requests)).await {
@@ -194,7 +192,13 @@ pub async fn resolve(
             )));
         }
     }
-    // The user agreed to open each page: now the values must arrive.
+    // The user agreed to open each page: now the values must arrive. This
+    // wait holds a waiting slot in either era (a stateless retry waits
+    // here too), so that at most half of the plugin's calls wait on people.
+    if slot.is_none() {
+        slot = Some(waiting.try_wait().ok_or_else(too_many)?);
+    }
+    let _slot = slot;
     for (grant, elicitation) in missing.iter().zip(&opened) {
         let left = input_wait.saturating_sub(began.elapsed());
         if !own.wait(principal, plugin, &grant.name, left).await {
@@ -230,9 +234,13 @@ pub async fn resolve(
 }
 
 /// The URL-mode elicitation of `grant`'s value. Its key names the secret,
-/// so a client of the stateless era answers it by that name and a retry
-/// that finds the value set does not ask again.
-fn request(plugin: &str, grant: &SecretGrant, opened: &Opened) -> InputRequest {
+/// so a client of the stateless era answers it by that name. `bound`: the
+/// URL names the elicitation, so that the page refuses whoever it was not
+/// made for. A stateless call is asked the page alone (2026-07-28 has no
+/// `elicitationId`, and its retry must ask exactly what it asked, in
+/// whatever hour it comes); there the page keeps a value for whoever signs
+/// in, which completes no one else's request either.
+fn request(plugin: &str, grant: &SecretGrant, opened: &Opened, bound: bool) -> InputRequest {
     let mut params = Map::new();
     params.insert("mode".into(), json!("url"));
     params.insert(
@@ -242,8 +250,12 @@ fn request(plugin: &str, grant: &SecretGrant, opened: &Opened) -> InputRequest {
             grant.name, grant.description
         )),
     );
-    params.insert("url".into(), json!(opened.url));
-    params.insert("elicitationId".into(), json!(opened.id));
+    if bound {
+        params.insert("url".into(), json!(opened.url));
+        params.insert("elicitationId".into(), json!(opened.id));
+    } else {
+        params.insert("url".into(), json!(page_of(&opened.url)));
+    }
     InputRequest {
         key: request_key(grant),
         kind: InputKind::ElicitUrl,
@@ -384,7 +396,12 @@ mod tests {
         assert_eq!(asked.len(), 1);
         assert_eq!(asked[0].key, "secret.TOKEN");
         assert_eq!(asked[0].params["mode"], "url");
-        assert_eq!(asked[0].params["elicitationId"], "id-TOKEN");
+        // Statelessly, the page alone: the same URL whenever the retry comes.
+        assert_eq!(
+            asked[0].params["url"],
+            "https://h/corral/secrets?plugin=p&name=TOKEN"
+        );
+        assert!(asked[0].params.get("elicitationId").is_none());
         // Another ask replayed (the plugin's own) is none of this.
         let (_, asked) = resolve_with(value(), Some(vec!["elicit-1".into()])).await;
         assert!(asked.is_empty());
