@@ -873,15 +873,25 @@ struct OwnSecrets {
     _folder: tempfile::TempDir,
 }
 
+/// How the server is given its key.
+enum Key {
+    File,
+    Environment,
+}
+
 impl OwnSecrets {
-    fn start(input_wait: &str) -> OwnSecrets {
+    /// The server, its calls waiting `input_wait` for a user, its issuer
+    /// also knowing `clients`.
+    fn start(input_wait: &str, clients: &[OidcClient], key: Key) -> OwnSecrets {
         let port = free_port();
         let resource = format!("http://127.0.0.1:{port}/mcp");
         let web = OidcClient::web(
             WEB_CLIENT,
             &format!("http://127.0.0.1:{port}/corral/signin"),
         );
-        let issuer = Issuer::start(std::slice::from_ref(&web));
+        let mut clients = clients.to_vec();
+        clients.push(web.clone());
+        let issuer = Issuer::start(&clients);
         let folder = folder_with(&[("hostile-secrets.wasm", &support::fixture("hostile-secrets"))]);
         let manifest = format!(
             "[secrets]\nTOKEN = {{ description = \"Your token for the test API\", required = true, per = \"principal\" }}\n\n\
@@ -892,27 +902,30 @@ impl OwnSecrets {
         let key_file = state.path().join("secrets.key");
         std::fs::write(&key_file, "6b".repeat(32)).unwrap();
         let state_flag = format!("sqlite:{}", state.path().join("state.sqlite").display());
-        let server = HttpServer::start_on(
-            folder.path(),
-            &format!("127.0.0.1:{port}"),
-            &[
-                "--resource",
-                &resource,
-                "--oauth-issuer",
-                issuer.url(),
-                "--oauth-scope",
-                BASE_SCOPE,
-                "--oauth-web-client",
-                WEB_CLIENT,
-                "--secrets-key-file",
-                key_file.to_str().unwrap(),
-                "--state",
-                &state_flag,
-                "--secrets",
-                "none",
-            ],
-            &[("CORRAL_OAUTH_WEB_CLIENT_SECRET", &web.secret)],
-        );
+        let mut args = vec![
+            "--resource",
+            &resource,
+            "--oauth-issuer",
+            issuer.url(),
+            "--oauth-scope",
+            BASE_SCOPE,
+            "--oauth-web-client",
+            WEB_CLIENT,
+            "--state",
+            &state_flag,
+            "--secrets",
+            "none",
+        ];
+        let mut env = vec![("CORRAL_OAUTH_WEB_CLIENT_SECRET", web.secret.clone())];
+        match key {
+            Key::File => args.extend(["--secrets-key-file", key_file.to_str().unwrap()]),
+            Key::Environment => env.push(("CORRAL_SECRETS_KEY", "a1".repeat(32))),
+        }
+        let env: Vec<(&str, &str)> = env
+            .iter()
+            .map(|(name, value)| (*name, value.as_str()))
+            .collect();
+        let server = HttpServer::start_on(folder.path(), &format!("127.0.0.1:{port}"), &args, &env);
         OwnSecrets {
             server,
             resource,
@@ -995,7 +1008,7 @@ fn assert_asked_on_the_page(outcome: &Value, own: &OwnSecrets) {
 
 #[test]
 fn each_user_enters_their_own_secret_on_corrals_page_and_only_their_calls_read_it() {
-    let own = OwnSecrets::start("60 s");
+    let own = OwnSecrets::start("60 s", &[], Key::File);
 
     // Alice, in a legacy session: asked, she enters her value on the page,
     // told the elicitation is complete, and her call reads it.
@@ -1064,7 +1077,7 @@ fn each_user_enters_their_own_secret_on_corrals_page_and_only_their_calls_read_i
 
 #[test]
 fn a_page_link_opened_by_another_user_saves_nothing() {
-    let own = OwnSecrets::start("4 s");
+    let own = OwnSecrets::start("4 s", &[], Key::File);
     // Alice's client gets the link, but Bob opens it (a link passed on):
     // the page refuses him, and Alice's call ends without a value.
     let outcome = own.run("legacy", "alice", "bob", BOB_VALUE, length_call());
@@ -1086,41 +1099,11 @@ fn a_page_link_opened_by_another_user_saves_nothing() {
 #[test]
 fn a_client_that_cannot_open_a_page_is_told_where_to_set_the_secret() {
     let agent = OidcClient::new("agent", BASE_SCOPE);
-    let port = free_port();
-    let resource = format!("http://127.0.0.1:{port}/mcp");
-    let web = OidcClient::web(
-        WEB_CLIENT,
-        &format!("http://127.0.0.1:{port}/corral/signin"),
-    );
-    let issuer = Issuer::start(&[agent.clone(), web.clone()]);
-    let folder = folder_with(&[("hostile-secrets.wasm", &support::fixture("hostile-secrets"))]);
-    write_file(
-        folder.path(),
-        "hostile-secrets.toml",
-        "[secrets]\nTOKEN = { description = \"Your token\", required = true, per = \"principal\" }\n\n\
-         [state]\nbuckets = [\"default\"]\n",
-    );
-    let state = tempfile::tempdir().unwrap();
-    let state_flag = format!("sqlite:{}", state.path().join("state.sqlite").display());
-    let server = HttpServer::start_on(
-        folder.path(),
-        &format!("127.0.0.1:{port}"),
-        &[
-            "--resource",
-            &resource,
-            "--oauth-issuer",
-            issuer.url(),
-            "--oauth-web-client",
-            WEB_CLIENT,
-            "--state",
-            &state_flag,
-        ],
-        &[
-            ("CORRAL_OAUTH_WEB_CLIENT_SECRET", &web.secret),
-            ("CORRAL_SECRETS_KEY", &"a1".repeat(32)),
-        ],
-    );
-    let token = issuer.token(&agent, BASE_SCOPE, &resource);
+    // The key from the environment this time.
+    let own = OwnSecrets::start("10 s", std::slice::from_ref(&agent), Key::Environment);
+    let (server, issuer, resource) = (&own.server, &own.issuer, &own.resource);
+    let port = server.addr.port();
+    let token = issuer.token(&agent, BASE_SCOPE, resource);
     let mut client = with_token(server.client(), &token);
     // A stateless call declaring no elicitation: the tool's error names the
     // page, without an elicitation behind it.
@@ -1156,7 +1139,7 @@ fn a_client_that_cannot_open_a_page_is_told_where_to_set_the_secret() {
     for needed in [
         format!("client_id={WEB_CLIENT}"),
         "code_challenge_method=S256".to_string(),
-        format!("resource={}", support::oidc::form_encode(&resource)),
+        format!("resource={}", support::oidc::form_encode(resource)),
     ] {
         assert!(location.contains(&needed), "{needed} not in {location}");
     }
