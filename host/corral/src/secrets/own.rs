@@ -465,6 +465,20 @@ mod tests {
         assert_eq!(own.get(&bob, "gh", "TOKEN").await.unwrap(), None);
         own.remove(&alice, "gh", "TOKEN").await.unwrap();
         assert_eq!(own.get(&alice, "gh", "TOKEN").await.unwrap(), None);
+        // An operator removes a user's values with `corral state clear`,
+        // naming the namespace `corral state list` shows.
+        own.save(&alice, "gh", "TOKEN", "alice-value-456")
+            .await
+            .unwrap();
+        let state = corral_sandbox::state::StateStore(Arc::new(Sqlite::new(
+            dir.path().join("state.sqlite"),
+        )));
+        let mut listed = Vec::new();
+        crate::state::list(&state, None, &mut listed).unwrap();
+        let namespace = format!("corral.secrets@{}", alice.key());
+        assert!(String::from_utf8_lossy(&listed).contains(&namespace));
+        assert_eq!(crate::state::clear(&state, &namespace).unwrap(), 1);
+        assert_eq!(own.get(&alice, "gh", "TOKEN").await.unwrap(), None);
     }
 
     #[tokio::test]
