@@ -29,7 +29,7 @@ pub use client::{
 pub use completion::{
     CompleteError, CompletionRef, CompletionRequest, Completions, MAX_COMPLETION_VALUES,
 };
-pub use principal::{Principal, Scopes, Target};
+pub use principal::{Principal, Scopes, Target, same_secret};
 pub use prompt::{
     ArgumentProblem, PromptArgument, PromptDef, PromptError, PromptMessage, PromptOutput,
 };

@@ -55,6 +55,14 @@ impl fmt::Debug for Principal {
     }
 }
 
+/// Whether `presented` equals `expected` (a token, a form token, a MAC),
+/// in a time that does not depend on where they differ: the one comparison
+/// of secrets the transport, the page and the host use.
+pub fn same_secret(presented: &str, expected: &str) -> bool {
+    let (a, b) = (presented.as_bytes(), expected.as_bytes());
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
 /// See [`Principal::key`].
 fn principal_key(issuer: &str, subject: &str) -> String {
     use sha2::{Digest, Sha256};

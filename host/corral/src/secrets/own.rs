@@ -160,12 +160,7 @@ impl OwnStore {
         let now = current_period();
         [now, now.saturating_sub(1)].iter().any(|period| {
             let expected = self.elicitation_mac(nonce, principal, plugin, name, *period);
-            expected.len() == mac.len()
-                && expected
-                    .bytes()
-                    .zip(mac.bytes())
-                    .fold(0u8, |differ, (x, y)| differ | (x ^ y))
-                    == 0
+            corral_tool::same_secret(mac, &expected)
         })
     }
 
@@ -277,9 +272,11 @@ impl OwnSecrets for OwnStore {
         let nonce = hex(&nonce);
         let mac = self.elicitation_mac(&nonce, principal, plugin, name, current_period());
         let id = format!("{nonce}{mac}");
+        let page = format!("{page}?plugin={plugin}&name={name}");
         Ok(Opened {
-            url: format!("{page}?plugin={plugin}&name={name}&elicitation={id}"),
+            url: format!("{page}&elicitation={id}"),
             id,
+            page,
         })
     }
 
@@ -493,6 +490,12 @@ mod tests {
                 .starts_with("https://h/corral/secrets?plugin=gh&name=TOKEN&elicitation="),
             "{}",
             opened.url
+        );
+        // The page by hand: the same, without the elicitation.
+        assert_eq!(opened.page, "https://h/corral/secrets?plugin=gh&name=TOKEN");
+        assert_eq!(
+            opened.url,
+            format!("{}&elicitation={}", opened.page, opened.id)
         );
         // Each elicitation its own id, bound to its principal and secret.
         let again = own.open(&alice, "gh", "TOKEN").unwrap();

@@ -30,7 +30,7 @@ mod jwt;
 mod signin;
 
 pub(crate) use fetch::form_encode;
-pub use signin::{SIGN_IN_FOR, SIGN_IN_PATH, SignIn, WebClient, random_text, same_text};
+pub use signin::{SIGN_IN_FOR, SIGN_IN_PATH, SignIn, WebClient, random_text};
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};

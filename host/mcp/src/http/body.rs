@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
-use hyper::body::{Body, Frame as BodyFrame, SizeHint};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::{Body, Frame as BodyFrame, Incoming, SizeHint};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
@@ -22,6 +23,45 @@ use crate::jsonrpc::{self, RpcError};
 const KEEPALIVE: Duration = Duration::from_secs(15);
 
 pub(super) type HttpResponse = http::Response<ResponseBody>;
+
+/// How long a client may take to send a request's body, once its headers
+/// are in.
+pub(super) const BODY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why a request's body was not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum BodyFailure {
+    /// Over the limit: announced so, or found so as it arrived.
+    TooLarge,
+    /// Not all there within [`BODY_TIMEOUT`].
+    TimedOut,
+    /// The connection failed while it arrived.
+    Unreadable,
+}
+
+/// Reads a request's body, of at most `limit` bytes, within
+/// [`BODY_TIMEOUT`]. An announced `Content-Length` over the limit is
+/// refused before a byte is read (or waited for). Each caller answers a
+/// failure its own way (a JSON-RPC error, a page).
+pub(super) async fn read_limited(body: Incoming, limit: usize) -> Result<Bytes, BodyFailure> {
+    if body
+        .size_hint()
+        .exact()
+        .is_some_and(|announced| announced > limit as u64)
+    {
+        return Err(BodyFailure::TooLarge);
+    }
+    let read = Limited::new(body, limit).collect();
+    match tokio::time::timeout(BODY_TIMEOUT, read).await {
+        Err(_) => Err(BodyFailure::TimedOut),
+        Ok(Ok(body)) => Ok(body.to_bytes()),
+        Ok(Err(err)) if err.is::<http_body_util::LengthLimitError>() => Err(BodyFailure::TooLarge),
+        Ok(Err(err)) => {
+            tracing::debug!("reading a request body: {err}");
+            Err(BodyFailure::Unreadable)
+        }
+    }
+}
 
 /// `response`, after which the connection closes: its request's body was
 /// not read, so nothing after it on the connection can be trusted.

@@ -5,6 +5,8 @@ use std::net::{IpAddr, SocketAddr};
 
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 
+use corral_tool::same_secret;
+
 use super::body::{HttpResponse, ResponseBody, closing_connection, plain};
 use super::{ALLOWED_METHODS, HttpOptions, Server};
 use crate::ToolHost;
@@ -206,11 +208,6 @@ fn bearer_credentials(value: &str) -> Option<&str> {
 
 /// Compares secrets without stopping at the first difference, so that the
 /// time taken does not tell how much of a guess was right.
-fn same_secret(presented: &str, expected: &str) -> bool {
-    let (a, b) = (presented.as_bytes(), expected.as_bytes());
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,15 +3,15 @@
 //! exchange, whose headers must restate the body).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode, header};
-use http_body_util::{BodyExt, Limited};
-use hyper::body::{Body, Incoming as IncomingBody};
+use hyper::body::Incoming as IncomingBody;
 use serde_json::Value;
 
-use super::body::{HttpResponse, closing_connection, plain, rpc_error};
+use super::body::{
+    BODY_TIMEOUT, BodyFailure, HttpResponse, closing_connection, plain, read_limited, rpc_error,
+};
 use super::exchange::{Era, FrameSummary, exchange};
 use super::mirrored::{method_mismatch, name_mismatch, params_mismatch, version_mismatch};
 use super::{Server, VERSION_HEADER, accepts, header_str, session_header};
@@ -26,9 +26,6 @@ use corral_tool::header_param::header_params;
 const HEADER_MISMATCH: i64 = -32020;
 /// The `_meta` key naming a stateless request's revision.
 const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-/// How long a client may take to send a request's body, once its headers
-/// are in.
-const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl<H: ToolHost> Server<H> {
     /// POST: the frame in the body goes to the legacy session its
@@ -152,52 +149,36 @@ fn media_refusal(headers: &HeaderMap, id: &Value) -> Option<HttpResponse> {
     None
 }
 
-/// Reads a request's body, of at most `limit` bytes, within
-/// [`BODY_TIMEOUT`]; or the response refusing it.
+/// Reads a request's body (see [`read_limited`]); or the JSON-RPC
+/// response refusing it.
 async fn read_body(body: IncomingBody, limit: usize) -> Result<Bytes, HttpResponse> {
-    let too_large = || {
-        closing_connection(rpc_error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            Value::Null,
-            RpcError::new(
-                jsonrpc::code::INVALID_REQUEST,
-                format!("Payload Too Large: the body is limited to {limit} bytes"),
-            ),
-        ))
-    };
-    // Refused before a byte of the body is read (or waited for).
-    if body
-        .size_hint()
-        .exact()
-        .is_some_and(|announced| announced > limit as u64)
-    {
-        return Err(too_large());
-    }
-    let read = Limited::new(body, limit).collect();
-    let Ok(body) = tokio::time::timeout(BODY_TIMEOUT, read).await else {
-        return Err(closing_connection(rpc_error(
-            StatusCode::REQUEST_TIMEOUT,
-            Value::Null,
-            RpcError::new(
-                jsonrpc::code::INVALID_REQUEST,
-                format!(
-                    "Request Timeout: the body did not arrive within {} s",
-                    BODY_TIMEOUT.as_secs()
+    read_limited(body, limit)
+        .await
+        .map_err(|failure| match failure {
+            BodyFailure::TooLarge => closing_connection(rpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                Value::Null,
+                RpcError::new(
+                    jsonrpc::code::INVALID_REQUEST,
+                    format!("Payload Too Large: the body is limited to {limit} bytes"),
                 ),
-            ),
-        )));
-    };
-    match body {
-        Ok(body) => Ok(body.to_bytes()),
-        Err(err) if err.is::<http_body_util::LengthLimitError>() => Err(too_large()),
-        Err(err) => {
-            tracing::debug!("reading a request body: {err}");
-            Err(plain(
+            )),
+            BodyFailure::TimedOut => closing_connection(rpc_error(
+                StatusCode::REQUEST_TIMEOUT,
+                Value::Null,
+                RpcError::new(
+                    jsonrpc::code::INVALID_REQUEST,
+                    format!(
+                        "Request Timeout: the body did not arrive within {} s",
+                        BODY_TIMEOUT.as_secs()
+                    ),
+                ),
+            )),
+            BodyFailure::Unreadable => plain(
                 StatusCode::BAD_REQUEST,
                 "bad request: the body could not be read",
-            ))
-        }
-    }
+            ),
+        })
 }
 
 /// The JSON-RPC frame in a body.

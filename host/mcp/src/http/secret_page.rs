@@ -28,14 +28,13 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming as IncomingBody;
 
 use super::Server;
-use super::body::{HttpResponse, ResponseBody};
+use super::body::{BodyFailure, HttpResponse, ResponseBody, read_limited};
 use crate::ToolHost;
-use crate::auth::{SIGN_IN_FOR, SIGN_IN_PATH, SignIn, form_encode, random_text, same_text};
-use corral_tool::Principal;
+use crate::auth::{SIGN_IN_FOR, SIGN_IN_PATH, SignIn, form_encode, random_text};
+use corral_tool::{Principal, same_secret};
 
 /// Where the page is served.
 pub const PAGE_PATH: &str = "/corral/secrets";
@@ -52,8 +51,6 @@ const SESSION_FOR: Duration = Duration::from_secs(30 * 60);
 const MAX_SESSIONS: usize = 10_000;
 /// The largest form accepted.
 const MAX_FORM_BYTES: usize = 64 * 1024;
-/// How long a form's body may take to arrive.
-const FORM_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Browsers signed in to the page, by their cookie.
 #[derive(Default)]
@@ -363,7 +360,7 @@ impl<H: ToolHost> Server<H> {
                 "<p>Your sign-in to this page has expired: open the link again.</p>",
             );
         };
-        if !same_text(&fields.form_token, &session.form_token) {
+        if !same_secret(&fields.form_token, &session.form_token) {
             return page(
                 StatusCode::FORBIDDEN,
                 "Refused",
@@ -521,30 +518,28 @@ impl<H: ToolHost> Server<H> {
     }
 }
 
-/// Reads a form's body, of at most [`MAX_FORM_BYTES`], in [`FORM_TIMEOUT`].
+/// Reads a form's body, of at most [`MAX_FORM_BYTES`] (see
+/// [`read_limited`]); or the page refusing it.
 async fn read_form(body: IncomingBody) -> Result<Bytes, HttpResponse> {
-    let too_large = || {
-        page(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "Too large",
-            "<p>The form is larger than this page takes.</p>",
-        )
-    };
-    let read = Limited::new(body, MAX_FORM_BYTES).collect();
-    match tokio::time::timeout(FORM_TIMEOUT, read).await {
-        Err(_) => Err(page(
-            StatusCode::REQUEST_TIMEOUT,
-            "Too slow",
-            "<p>The form did not arrive in time.</p>",
-        )),
-        Ok(Ok(body)) => Ok(body.to_bytes()),
-        Ok(Err(err)) if err.is::<http_body_util::LengthLimitError>() => Err(too_large()),
-        Ok(Err(_)) => Err(page(
-            StatusCode::BAD_REQUEST,
-            "Bad form",
-            "<p>The form could not be read.</p>",
-        )),
-    }
+    read_limited(body, MAX_FORM_BYTES)
+        .await
+        .map_err(|failure| match failure {
+            BodyFailure::TooLarge => page(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "Too large",
+                "<p>The form is larger than this page takes.</p>",
+            ),
+            BodyFailure::TimedOut => page(
+                StatusCode::REQUEST_TIMEOUT,
+                "Too slow",
+                "<p>The form did not arrive in time.</p>",
+            ),
+            BodyFailure::Unreadable => page(
+                StatusCode::BAD_REQUEST,
+                "Bad form",
+                "<p>The form could not be read.</p>",
+            ),
+        })
 }
 
 /// An HTML page: `title` and `body` (already escaped), which no other

@@ -33,8 +33,12 @@ pub type OwnFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub struct Opened {
     /// The elicitation's id (random; the page checks who opens it).
     pub id: String,
-    /// The page where the caller enters the value.
+    /// The page where the caller enters the value, naming the elicitation
+    /// (the page refuses whoever it was not made for).
     pub url: String,
+    /// The same page without the elicitation: for a user to open by hand,
+    /// and for a stateless client (see [`request`]).
+    pub page: String,
 }
 
 /// Where each principal's own secrets are kept, and the page that takes
@@ -131,7 +135,7 @@ pub async fn resolve(
         let pages: Vec<String> = missing
             .iter()
             .zip(&opened)
-            .map(|(grant, elicitation)| format!("{} at {}", grant.name, page_of(&elicitation.url)))
+            .map(|(grant, elicitation)| format!("{} at {}", grant.name, elicitation.page))
             .collect();
         return Err(Lacking::Failed(format!(
             "plugin `{plugin}` needs your own {}, which you have not set; this client cannot open a page for you (it did not declare URL-mode elicitation), so set {} yourself, signed in as you: {}, then call again",
@@ -205,7 +209,7 @@ pub async fn resolve(
             return Err(Lacking::Failed(format!(
                 "plugin `{plugin}` needs your own {}: it was not entered at {} within the plugin's input-wait ({} s); call again once it is",
                 grant.name,
-                page_of(&elicitation.url),
+                elicitation.page,
                 input_wait.as_secs()
             )));
         }
@@ -254,7 +258,7 @@ fn request(plugin: &str, grant: &SecretGrant, opened: &Opened, bound: bool) -> I
         params.insert("url".into(), json!(opened.url));
         params.insert("elicitationId".into(), json!(opened.id));
     } else {
-        params.insert("url".into(), json!(page_of(&opened.url)));
+        params.insert("url".into(), json!(opened.page));
     }
     InputRequest {
         key: request_key(grant),
@@ -266,15 +270,6 @@ fn request(plugin: &str, grant: &SecretGrant, opened: &Opened, bound: bool) -> I
 /// The key of the request for `grant`'s value.
 fn request_key(grant: &SecretGrant) -> String {
     format!("secret.{}", grant.name)
-}
-
-/// The page of an elicitation's URL without the elicitation: for a user
-/// to open by hand.
-fn page_of(url: &str) -> &str {
-    match url.find("&elicitation=") {
-        Some(at) => &url[..at],
-        None => url,
-    }
 }
 
 #[cfg(test)]
@@ -296,9 +291,11 @@ mod tests {
             Box::pin(std::future::ready(Ok(self.0.clone())))
         }
         fn open(&self, _: &Principal, _: &str, name: &str) -> Result<Opened, String> {
+            let page = format!("https://h/corral/secrets?plugin=p&name={name}");
             Ok(Opened {
                 id: format!("id-{name}"),
-                url: format!("https://h/corral/secrets?plugin=p&name={name}&elicitation=id-{name}"),
+                url: format!("{page}&elicitation=id-{name}"),
+                page,
             })
         }
         fn wait<'a>(
@@ -414,14 +411,5 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-    }
-
-    #[test]
-    fn a_page_by_hand_leaves_the_elicitation_out() {
-        assert_eq!(
-            page_of("https://h/corral/secrets?plugin=p&name=N&elicitation=abc"),
-            "https://h/corral/secrets?plugin=p&name=N"
-        );
-        assert_eq!(page_of("https://h/x"), "https://h/x");
     }
 }
