@@ -999,7 +999,7 @@ fn a_read_failing_with_a_message_far_over_the_output_limit_answers_it_cut() {
         "{message}"
     );
     assert_cut(message);
-    server.stderr_containing("outcome=\"bad-output\"");
+    server.stderr_containing("outcome=\"output-limit\"");
     assert_words_still_served(&mut server);
 }
 

@@ -570,6 +570,8 @@ impl Catalog {
                 || current.templates[..] != snapshot.templates[..]);
         let prompts_changed = was_ready && current.prompts[..] != snapshot.prompts[..];
         drop(current);
+        metrics::gauge!("corral_plugins").set(snapshot.plugins().len() as f64);
+        metrics::gauge!("corral_tools").set(snapshot.tools.len() as f64);
         self.current.store(Arc::new(snapshot));
         self.ready.send_replace(true);
         for (changed, sender) in [
@@ -687,10 +689,18 @@ pub async fn load_all(
 /// The files are read once, so what is compiled and parsed is exactly what
 /// was checked: a file swapped between the check and the load cannot slip
 /// through.
+/// Each load is counted by outcome (`corral_plugin_loads_total`).
 async fn load_pinned(sandbox: &Arc<Sandbox>, lock: &Lock, path: &Path) -> Result<Plugin> {
-    let files = PluginFiles::read(path).await?;
-    check_pinned(lock, path, &files)?;
-    Plugin::load_from(sandbox, path, files).await
+    let loaded = async {
+        let files = PluginFiles::read(path).await?;
+        check_pinned(lock, path, &files)?;
+        Plugin::load_from(sandbox, path, files).await
+    }
+    .await;
+    let outcome = if loaded.is_ok() { "loaded" } else { "failed" };
+    metrics::counter!("corral_plugin_loads_total", "plugin" => corral_sandbox::naming::plugin_name(path), "outcome" => outcome)
+        .increment(1);
+    loaded
 }
 
 /// Checks the files of the plugin at `path`, as read, against `lock`.

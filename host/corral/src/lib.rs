@@ -41,4 +41,5 @@ pub mod scaffold;
 pub mod secrets;
 pub mod state;
 pub mod task_store;
+pub mod telemetry;
 pub mod watch;

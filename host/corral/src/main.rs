@@ -1,6 +1,6 @@
 //! The `corral` command line.
 
-use std::io::{IsTerminal, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -19,6 +19,8 @@ use corral::reload;
 use corral::reports::Reports;
 use corral::scaffold::{self, Language};
 use corral::state;
+use corral::telemetry::logs::{self, LogFormat};
+use corral::telemetry::otlp::OtlpConfig;
 use corral_mcp::{self as mcp, Revision, ServerOptions, ToolHost};
 use corral_registry::lock::Lock;
 use corral_sandbox::imports::Verdict;
@@ -28,7 +30,6 @@ use corral_tool::{
     CallContext, CallEvent, EventSink, NotLoaded, PromptDef, ResourceDef, ResourceTemplateDef,
 };
 use serde_json::{Map, Value};
-use tracing_subscriber::EnvFilter;
 
 /// `serve --http`: the Streamable HTTP transport instead of stdio.
 #[derive(clap::Args)]
@@ -102,6 +103,33 @@ struct HttpFlags {
     /// closed.
     #[arg(long, default_value_t = mcp::HttpOptions::default().max_connections, value_name = "N")]
     max_connections: usize,
+}
+
+/// What an operator watches (`serve` and `dev`): see docs/observability.md.
+#[derive(clap::Args)]
+struct ObserveFlags {
+    /// Serve /metrics (Prometheus), /healthz and /readyz on ADDR (host:port,
+    /// or a bare port for 127.0.0.1), without authorization: bind it where
+    /// only your scrapers reach. With --http they are also served on the
+    /// MCP listener, /metrics behind its authorization.
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<String>,
+    /// Export traces over OTLP/HTTP (protobuf) to this collector's base URL
+    /// (such as http://127.0.0.1:4318; /v1/traces is appended). Defaults to
+    /// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT;
+    /// OTEL_SERVICE_NAME and OTEL_EXPORTER_OTLP_HEADERS are read too.
+    #[arg(long, value_name = "URL")]
+    otlp_endpoint: Option<String>,
+}
+
+/// The address `flag` names: host:port, or a bare port for 127.0.0.1.
+fn listen_address(flag: &str, addr: &str) -> Result<std::net::SocketAddr> {
+    match addr.parse::<u16>() {
+        Ok(port) => Ok(([127, 0, 0, 1], port).into()),
+        Err(_) => addr
+            .parse()
+            .with_context(|| format!("{flag} {addr}: expected host:port or a port")),
+    }
 }
 
 impl HttpFlags {
@@ -187,12 +215,7 @@ impl HttpFlags {
         let Some(addr) = self.http.clone() else {
             return Ok(None);
         };
-        let listen: std::net::SocketAddr = match addr.parse::<u16>() {
-            Ok(port) => ([127, 0, 0, 1], port).into(),
-            Err(_) => addr
-                .parse()
-                .with_context(|| format!("--http {addr}: expected host:port or a port"))?,
-        };
+        let listen = listen_address("--http", &addr)?;
         let authorizer = self.authorizer()?;
         if authorizer.is_some() && self.bearer_token.is_some() {
             bail!(
@@ -253,6 +276,16 @@ struct Cli {
     /// `info,wasmtime=debug`.
     #[arg(long, global = true, env = "CORRAL_LOG")]
     log_level: Option<String>,
+    /// How log lines are written to stderr: text, for a person, or json,
+    /// one object per line with each field as a key.
+    #[arg(
+        long,
+        global = true,
+        env = "CORRAL_LOG_FORMAT",
+        value_enum,
+        default_value_t
+    )]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: AnyCommand,
 }
@@ -484,6 +517,8 @@ enum Command {
         sandbox: SandboxFlags,
         #[command(flatten)]
         http: HttpFlags,
+        #[command(flatten)]
+        observe: ObserveFlags,
     },
     /// Develop the plugin project in DIR: run its ./build, serve DIR over
     /// stdio (or Streamable HTTP with --http) as `serve` does, and build
@@ -498,6 +533,8 @@ enum Command {
         sandbox: SandboxFlags,
         #[command(flatten)]
         http: HttpFlags,
+        #[command(flatten)]
+        observe: ObserveFlags,
     },
     /// Print the tools that `serve DIR` would offer.
     ///
@@ -666,7 +703,23 @@ enum SecretCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.log_level.as_deref());
+    // Traces are a server's: exported by `serve` and `dev` only.
+    let traces = match &cli.command {
+        AnyCommand::Plugins(command) => match command.as_ref() {
+            Command::Serve { observe, .. } | Command::Dev { observe, .. } => {
+                match OtlpConfig::from_flag_and_env(observe.otlp_endpoint.as_deref()) {
+                    Ok(config) => config,
+                    Err(err) => {
+                        eprintln!("corral: {err:#}");
+                        return ExitCode::from(2);
+                    }
+                }
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    let _traces = logs::init(cli.log_level.as_deref(), cli.log_format, traces);
     let command = match cli.command {
         AnyCommand::Plugins(command) => *command,
         AnyCommand::State(command) => {
@@ -717,7 +770,7 @@ async fn serve(
     folder: Folder<'_>,
     page_size: usize,
     state_key: mcp::StateKey,
-    http: HttpFlags,
+    (http, observe): (HttpFlags, ObserveFlags),
 ) -> Result<ExitCode> {
     let Folder {
         dir,
@@ -726,6 +779,19 @@ async fn serve(
         own_secrets,
     } = folder;
     let mut http = http.options()?;
+    let metrics_listen = observe
+        .metrics
+        .as_deref()
+        .map(|addr| listen_address("--metrics", addr))
+        .transpose()?;
+    // Metrics are kept where someone can read them: on their own listener,
+    // or on the HTTP one. Otherwise no recorder: the layers' records cost
+    // nothing.
+    let recorder = match metrics_listen.is_some() || http.is_some() {
+        true => Some(corral::telemetry::metrics::Metrics::install()?),
+        false => None,
+    };
+    let state_store = sandbox.options().state.clone();
     // Tasks are kept where the plugins keep their state: a task outlives
     // this process, and replicas sharing a store answer for each other's.
     let tasks = match &sandbox.options().state {
@@ -748,6 +814,17 @@ async fn serve(
         host.reports.clone(),
         watch,
     )?;
+    let probes = Arc::new(corral::telemetry::ServerProbes {
+        metrics: recorder,
+        catalog: host.catalog.clone(),
+        state: state_store,
+    });
+    if let Some(listen) = metrics_listen {
+        tokio::spawn(mcp::serve_probes(listen, probes.clone()).await?);
+    }
+    if let Some(http) = &mut http {
+        http.probes = Some(probes);
+    }
     if let (Some(http), Some(store)) = (&mut http, own_secrets) {
         http.secret_page = Some(Arc::new(corral::secrets::own::OwnSecretPage {
             store,
@@ -942,67 +1019,6 @@ fn author(command: Authoring) -> ExitCode {
     exit_code(result.map(|()| ExitCode::SUCCESS))
 }
 
-/// Logs go to stderr only: stdout is the protocol.
-/// Corral's own log targets, plugins' included: a plain level applies to
-/// these, while the libraries underneath (wasmtime, cranelift, hyper, the
-/// watcher) log warnings and errors only, so that `--log-level debug`
-/// shows Corral and its plugins, not the engine's internals. A full filter
-/// (`--log-level wasmtime=debug`, or RUST_LOG) reaches anything.
-const OWN_LOG_TARGETS: [&str; 6] = [
-    "corral",
-    "corral_mcp",
-    "corral_registry",
-    "corral_sandbox",
-    "corral_tool",
-    corral_sandbox::PLUGIN_TARGET,
-];
-
-/// The filter for `--log-level` (or CORRAL_LOG, then RUST_LOG).
-fn log_filter(level: Option<&str>) -> EnvFilter {
-    let own_level = |level: &str| {
-        let directives: Vec<String> = OWN_LOG_TARGETS
-            .iter()
-            .map(|target| format!("{target}={level}"))
-            .collect();
-        // The TLS verifier logs each certificate it refuses as an error;
-        // `pull` and `push` report that failure themselves, with the reason
-        // and what to do.
-        EnvFilter::new(format!(
-            "warn,rustls_platform_verifier=off,{}",
-            directives.join(",")
-        ))
-    };
-    let is_plain_level = |text: &str| {
-        ["error", "warn", "info", "debug", "trace"]
-            .iter()
-            .any(|plain| text.eq_ignore_ascii_case(plain))
-    };
-    let filter = match level {
-        Some(level) if is_plain_level(level) => own_level(level),
-        Some(filter) => EnvFilter::new(filter),
-        None => EnvFilter::try_from_default_env().unwrap_or_else(|_| own_level("info")),
-    };
-    // Below info, WASI's streams and HTTP log the bytes a plugin writes and
-    // sends (its secrets among them, unredacted): never, whatever the
-    // filter asks.
-    GUEST_DATA_TARGETS.iter().fold(filter, |filter, target| {
-        filter.add_directive(format!("{target}=info").parse().expect("a valid directive"))
-    })
-}
-
-/// Libraries whose debug and trace events carry a plugin's own bytes.
-const GUEST_DATA_TARGETS: [&str; 2] = ["wasmtime_wasi", "wasmtime_wasi_http"];
-
-fn init_logging(level: Option<&str>) {
-    let filter = log_filter(level);
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_target(false)
-        .init();
-}
-
 /// The plugin folder a command works on, whose state store it uses.
 fn folder(command: &Command) -> Option<&Path> {
     match command {
@@ -1061,6 +1077,7 @@ async fn run(command: Command) -> Result<ExitCode> {
             no_watch,
             state_key,
             http,
+            observe,
             ..
         } => {
             if !dir.is_dir() {
@@ -1081,9 +1098,11 @@ async fn run(command: Command) -> Result<ExitCode> {
                 watch,
                 own_secrets,
             };
-            serve(sandbox, folder, page_size, state_key, http).await
+            serve(sandbox, folder, page_size, state_key, (http, observe)).await
         }
-        Command::Dev { dir, http, .. } => {
+        Command::Dev {
+            dir, http, observe, ..
+        } => {
             let project = dev::Project::open(&dir)?;
             let reports = Arc::new(Reports::default());
             // Built in the background: the server answers at once, with
@@ -1097,7 +1116,7 @@ async fn run(command: Command) -> Result<ExitCode> {
                 watch: true,
                 own_secrets: None,
             };
-            serve(sandbox, folder, page_size, state_key, http).await
+            serve(sandbox, folder, page_size, state_key, (http, observe)).await
         }
         Command::List { dir, json, .. } => {
             let (host, failed) = load(&sandbox, &dir).await?;

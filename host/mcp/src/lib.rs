@@ -16,9 +16,10 @@ mod session;
 mod shape;
 mod stdio;
 pub mod tasks;
+mod telemetry;
 
 pub use client::StateKey;
-pub use http::{HttpOptions, serve_http};
+pub use http::{HttpOptions, Probes, serve_http, serve_probes};
 pub use revision::Revision;
 pub use session::{Outbox, ServerOptions, Session};
 pub use shape::{call_result_json, tool_json};

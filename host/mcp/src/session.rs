@@ -78,10 +78,12 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use tracing::Instrument as _;
 
 use super::client::{Declared, LegacyClient, Pending, StateKey, StatelessClient, Subject};
 use super::jsonrpc::{self, Frame, Incoming, Notification, Request, RpcError};
 use super::params::{self, PromptGet};
+use super::telemetry::{self, Transport};
 use super::{HostEvents, HostLog, Revision, ToolHost, UnknownTool, shape};
 use corral_tool::{
     CallContext, CallEvent, CallOutput, Client, CompleteError, EventSink, LogLevel, Offers,
@@ -249,6 +251,8 @@ pub struct Session<H> {
     caller: Mutex<Option<Arc<Principal>>>,
     /// The ids of this session's tasks, oldest first, for `tasks/list`.
     task_ids: Mutex<std::collections::VecDeque<String>>,
+    /// How its requests arrive, for their spans.
+    transport: Mutex<Transport>,
 }
 
 impl<H: ToolHost> Session<H> {
@@ -275,6 +279,10 @@ impl<H: ToolHost> Session<H> {
             owner: crate::tasks::random_id(),
             caller: Mutex::new(None),
             task_ids: Mutex::new(std::collections::VecDeque::new()),
+            transport: Mutex::new(Transport {
+                network: "pipe",
+                ..Transport::default()
+            }),
         });
         if let Some(events) = session.host.subscribe() {
             // The follower holds the session weakly, so that dropping the
@@ -290,6 +298,31 @@ impl<H: ToolHost> Session<H> {
     /// their own, each holding a clone of `reply` until it has answered.
     /// Must be called inside a tokio runtime (from any thread).
     pub fn handle_frame(self: &Arc<Self>, frame: Frame, reply: Outbox) {
+        self.handle_frame_traced(frame, reply, None)
+    }
+
+    /// Says how this session's requests arrive (HTTP, and in which legacy
+    /// session), for their spans.
+    pub fn set_transport(&self, network: &'static str, session_id: Option<String>) {
+        let mut transport = self.transport.lock().unwrap();
+        transport.network = network;
+        transport.session_id = session_id;
+    }
+
+    /// [`Session::handle_frame`], for a frame that came with the W3C trace
+    /// context `traceparent` (an HTTP header): its requests' spans continue
+    /// that trace unless their `_meta` names another.
+    pub fn handle_frame_traced(
+        self: &Arc<Self>,
+        frame: Frame,
+        reply: Outbox,
+        traceparent: Option<&str>,
+    ) {
+        let transport = {
+            let mut transport = self.transport.lock().unwrap().clone();
+            transport.traceparent = traceparent.map(str::to_owned);
+            transport
+        };
         match frame {
             Frame::Unparseable(error) => reply(jsonrpc::error_response(Value::Null, &error)),
             Frame::Single(Incoming::Request(request)) if request.method == "initialize" => {
@@ -300,25 +333,37 @@ impl<H: ToolHost> Session<H> {
                     Err(refusal) => reply(refusal),
                     Ok(revision) => {
                         let session = self.clone();
-                        self.tasks.spawn(async move {
-                            session.host.ready().await;
-                            reply(session.initialize_result(request.id, revision));
-                        });
+                        let span =
+                            telemetry::request_span(&request, Some(revision.as_str()), &transport);
+                        let served = telemetry::Served::start(&request.method);
+                        self.tasks.spawn(
+                            async move {
+                                session.host.ready().await;
+                                let response = session.initialize_result(request.id, revision);
+                                served.end(&response, &tracing::Span::current());
+                                reply(response);
+                            }
+                            .instrument(span),
+                        );
                     }
                 }
             }
             Frame::Single(Incoming::Request(request)) => {
                 let deliver = reply.clone();
-                self.spawn_request(request, Arrival::Alone, reply, move |response| {
-                    deliver(response)
-                });
+                self.spawn_request(
+                    request,
+                    Arrival::Alone,
+                    &transport,
+                    reply,
+                    move |response| deliver(response),
+                );
             }
             Frame::Single(Incoming::Notification(notification)) => self.notified(notification),
             Frame::Single(Incoming::Response(response)) => self.pending.resolve(response),
             Frame::Single(Incoming::Invalid { id, error }) => {
                 reply(jsonrpc::error_response(id, &error))
             }
-            Frame::Batch(items) => self.handle_batch(items, reply),
+            Frame::Batch(items) => self.handle_batch(items, &transport, reply),
         }
     }
 
@@ -453,6 +498,7 @@ impl<H: ToolHost> Session<H> {
         self: &Arc<Self>,
         request: Request,
         arrival: Arrival,
+        transport: &Transport,
         reply: Outbox,
         deliver: F,
     ) where
@@ -469,11 +515,18 @@ impl<H: ToolHost> Session<H> {
             .unwrap()
             .insert(key.clone(), (number, cancel.clone()));
         let session = self.clone();
+        let revision = self.revision.lock().unwrap().map(Revision::as_str);
+        let span = telemetry::request_span(&request, revision, transport);
+        let served = telemetry::Served::start(&request.method);
+        let respond = session.clone().respond_owned(request, arrival, reply);
         self.tasks.spawn(async move {
             // Cancelled: the work is dropped where it stands.
             let response = cancel
-                .run_until_cancelled(session.respond(request, arrival, reply))
+                .run_until_cancelled(respond.instrument(span.clone()))
                 .await;
+            if let Some(response) = &response {
+                served.end(response, &span);
+            }
             {
                 let mut in_flight = session.in_flight.lock().unwrap();
                 if in_flight.get(&key).is_some_and(|(n, _)| *n == number) {
@@ -489,7 +542,7 @@ impl<H: ToolHost> Session<H> {
         });
     }
 
-    fn handle_batch(self: &Arc<Self>, items: Vec<Incoming>, reply: Outbox) {
+    fn handle_batch(self: &Arc<Self>, items: Vec<Incoming>, transport: &Transport, reply: Outbox) {
         let revision = *self.revision.lock().unwrap();
         if !revision.is_some_and(Revision::has_batches) {
             let message = match revision {
@@ -514,6 +567,7 @@ impl<H: ToolHost> Session<H> {
                 "Invalid Request: a batch may hold at most {MAX_BATCH_ITEMS} messages; this one holds {}",
                 items.len()
             ));
+            telemetry::budget_refused("batch_items");
             reply(jsonrpc::error_response(Value::Null, &error));
             return;
         }
@@ -533,9 +587,15 @@ impl<H: ToolHost> Session<H> {
                     }
                     let answers = answers.clone();
                     let held = held.clone();
-                    self.spawn_request(request, Arrival::InBatch, reply.clone(), move |response| {
-                        let _ = answers.send(within_batch_budget(response, &held));
-                    });
+                    self.spawn_request(
+                        request,
+                        Arrival::InBatch,
+                        transport,
+                        reply.clone(),
+                        move |response| {
+                            let _ = answers.send(within_batch_budget(response, &held));
+                        },
+                    );
                 }
                 Incoming::Notification(notification) => self.notified(notification),
                 Incoming::Response(response) => self.pending.resolve(response),
@@ -582,6 +642,16 @@ impl<H: ToolHost> Session<H> {
     /// The response to `request`, which arrived as `arrival` says. (A
     /// listen stream's comes only when the session ends it; one the client
     /// cancels is dropped before.)
+    /// [`Session::respond`], owning the session (for a spawned task).
+    async fn respond_owned(
+        self: Arc<Self>,
+        request: Request,
+        arrival: Arrival,
+        reply: Outbox,
+    ) -> Value {
+        self.respond(request, arrival, reply).await
+    }
+
     async fn respond(&self, request: Request, arrival: Arrival, reply: Outbox) -> Value {
         let id = request.id.clone();
         let result = match Era::of(&request) {

@@ -187,6 +187,7 @@ impl Tasks {
             tokio::spawn(async move { tasks.sweep().await });
         }
         let now = now_ms();
+        entered(TaskStatus::Working);
         let record = TaskRecord {
             id: random_id(),
             owner: owner.to_owned(),
@@ -265,6 +266,7 @@ impl Tasks {
             }
             Some(Ok(output)) => finished(&output, revision),
         };
+        entered(status);
         {
             let mut record = running.record.lock().unwrap();
             record.status = status;
@@ -485,6 +487,7 @@ impl Running {
         }
         if record.status == TaskStatus::InputRequired && record.input_requests.is_empty() {
             record.status = TaskStatus::Working;
+            entered(TaskStatus::Working);
         }
         self.delivered.notify_one();
     }
@@ -736,6 +739,7 @@ async fn ask_in_task(
         record.status = TaskStatus::InputRequired;
         record.input_requests = asked;
     }
+    entered(TaskStatus::InputRequired);
     tasks.save(&running).await;
     // Answers come through `Running::deliver`, which also takes them off
     // the record (and its caller stores it): from `tasks/update` here, or
@@ -756,6 +760,11 @@ async fn ask_in_task(
         }
         running.delivered.notified().await;
     }
+}
+
+/// Counts a task entering `status` (the `corral_tasks_total` metric).
+fn entered(status: TaskStatus) {
+    metrics::counter!("corral_tasks_total", "status" => status.as_str()).increment(1);
 }
 
 #[cfg(test)]

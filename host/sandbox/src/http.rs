@@ -49,28 +49,79 @@ impl WasiHttpHooks for HttpPolicy {
         drop(fut);
         let grant = self.grant.clone();
         let plugin = self.plugin.clone();
-        Box::new(async move {
-            let address = checked_address(grant.as_ref(), request.uri())
+        let span = request_span(&request);
+        let traced = span.clone();
+        Box::new(tracing::Instrument::instrument(
+            async move {
+                let address = checked_address(grant.as_ref(), request.uri())
                 .await
                 .inspect_err(|reason| {
                     let uri = plugin_text::cut(&request.uri().to_string());
                     let reason = plugin_text::cut(&reason.to_string());
                     tracing::warn!(plugin = %plugin, "HTTP request to {uri} not sent: {reason}");
                 });
-            let address = address.map_err(Refusal::into_error)?;
-            if request.uri().scheme() == Some(&Scheme::HTTP) {
-                pin_to_address(&mut request, address)?;
-            }
-            let uri = plugin_text::cut(&request.uri().to_string());
-            tracing::info!(plugin = %plugin, "HTTP {} {uri}", request.method());
-            use http_body_util::BodyExt;
-            let (response, io) = wasmtime_wasi_http::default_send_request(request, options).await?;
-            Ok((
-                response.map(BodyExt::boxed_unsync),
-                Box::new(io) as Box<dyn Future<Output = _> + Send>,
-            ))
-        })
+                let address = address.map_err(Refusal::into_error)?;
+                if request.uri().scheme() == Some(&Scheme::HTTP) {
+                    pin_to_address(&mut request, address)?;
+                }
+                let uri = plugin_text::cut(&request.uri().to_string());
+                tracing::info!(plugin = %plugin, "HTTP {} {uri}", request.method());
+                use http_body_util::BodyExt;
+                let sent = wasmtime_wasi_http::default_send_request(request, options).await;
+                let (response, io) = sent.inspect_err(|_| {
+                    traced.record("otel.status_code", "error");
+                })?;
+                traced.record("http.response.status_code", response.status().as_u16());
+                if response.status().is_server_error() {
+                    traced.record("otel.status_code", "error");
+                }
+                Ok((
+                    response.map(BodyExt::boxed_unsync),
+                    Box::new(io) as Box<dyn Future<Output = _> + Send>,
+                ))
+            },
+            span,
+        ))
     }
+}
+
+/// The span of an outgoing request, a child of the call's (the current
+/// span while the guest runs), named by its method as OpenTelemetry's HTTP
+/// conventions name client spans. Never its path or query, where a
+/// plugin's secrets may be.
+fn request_span(request: &http::Request<WasiBody>) -> tracing::Span {
+    let uri = request.uri();
+    let span = tracing::info_span!(
+        target: "corral_otel",
+        "corral.http",
+        "otel.name" = request.method().as_str(),
+        "otel.kind" = "client",
+        "otel.status_code" = tracing::field::Empty,
+        "http.request.method" = request.method().as_str(),
+        "server.address" = tracing::field::Empty,
+        "server.port" = tracing::field::Empty,
+        "url.scheme" = tracing::field::Empty,
+        "http.response.status_code" = tracing::field::Empty,
+    );
+    if span.is_disabled() {
+        return span;
+    }
+    if let Some(host) = uri.host() {
+        span.record("server.address", host);
+    }
+    let scheme = uri.scheme_str();
+    if let Some(scheme) = scheme {
+        span.record("url.scheme", scheme);
+    }
+    let port = uri.port_u16().or(match scheme {
+        Some("https") => Some(443),
+        Some("http") => Some(80),
+        _ => None,
+    });
+    if let Some(port) = port {
+        span.record("server.port", port);
+    }
+    span
 }
 
 /// Why a request is not sent.

@@ -20,6 +20,7 @@
 
 mod after_answer;
 mod ask;
+mod audit;
 pub mod bindings;
 pub mod cache;
 mod capture;

@@ -116,7 +116,7 @@ fn byte_offset(text: &str, line: usize, column: usize) -> usize {
 /// Bytes of everything in a result (text, data, names, annotations), to
 /// enforce the output cap before any copying or base64 encoding. Saturating:
 /// the sum of a hostile result's parts must not wrap round to a small one.
-fn result_size(result: &tools::CallResult) -> usize {
+pub(crate) fn result_size(result: &tools::CallResult) -> usize {
     let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
     let content = result.content.iter().fold(0usize, |total, item| {
         total.saturating_add(content_size(item))

@@ -14,6 +14,7 @@ use std::time::Instant;
 use anyhow::{Context as _, Result, anyhow};
 use serde_json::{Map, Value};
 use tokio::sync::OwnedSemaphorePermit;
+use tracing::Instrument as _;
 
 use std::collections::BTreeMap;
 
@@ -25,6 +26,7 @@ use corral_tool::{
 };
 
 use crate::ask::{InputRequired, WaitingCalls};
+use crate::audit::{self, Audit, Kind, Underway};
 use crate::bindings::{
     Contract, Exports, PluginPre, Request, Response, completion, prompts, resources, types,
 };
@@ -147,6 +149,12 @@ impl Plugin {
         let (component, code) = tokio::task::spawn_blocking(move || compiler.compile_traced(&wasm))
             .await?
             .context("not a valid WebAssembly component")?;
+        let lookup = match code {
+            crate::cache::Provenance::Compiled => "miss",
+            crate::cache::Provenance::Cached | crate::cache::Provenance::Shared => "hit",
+        };
+        metrics::counter!("corral_compile_cache_total", "plugin" => name.clone(), "result" => lookup)
+            .increment(1);
         let manifest = Manifest::from_text(path, manifest.as_deref())?;
         let contract = Contract::of(sandbox.engine(), &component)?;
         imports::check(sandbox.engine(), &component, &manifest)?;
@@ -322,6 +330,8 @@ impl Plugin {
         let events = context.events.clone();
         let principal = context.principal.as_ref().map(|p| p.describe());
         let started = Instant::now();
+        let underway = Underway::start(&self.name, Kind::Tool, name);
+        let span = audit::call_span(&self.name, Kind::Tool);
         let CallRecord {
             output,
             outcome,
@@ -330,7 +340,10 @@ impl Plugin {
             arguments,
         } = self
             .run(index, name, Value::Object(arguments), context)
+            .instrument(span.clone())
             .await;
+        underway.ended();
+        outcome.record_on(&span, fuel_used);
         let warning = match output.content.first() {
             Some(Content::Text { text, .. }) if outcome.is_host_event() => Some(text.clone()),
             _ => None,
@@ -345,6 +358,8 @@ impl Plugin {
             arguments: self.sandbox.options().log_arguments.then_some(arguments),
             principal,
             redacted: None,
+            memory_bytes: None,
+            instantiate_us: None,
         };
         self.after_call(spent, warning, events.as_ref(), audit);
         output
@@ -367,6 +382,11 @@ impl Plugin {
             .as_ref()
             .map(Spent::redacted)
             .filter(|count| *count > 0);
+        audit.memory_bytes = spent.as_ref().map(Spent::memory_peak);
+        audit.instantiate_us = spent
+            .as_ref()
+            .and_then(Spent::instantiation)
+            .map(|took| took.as_micros() as u64);
         if let Some(spent) = &mut spent {
             if spent.lists_changed() {
                 self.sandbox.tools_changed().mark(&self.path);
@@ -405,7 +425,7 @@ impl Plugin {
             uri: uri.to_owned(),
         };
         let what = format!("Reading `{uri}` from plugin `{}`", self.name);
-        let (answer, invoked) = self.invoke(request, context, &what).await;
+        let (answer, invoked) = self.invoke(request, context, &what, "").await;
         let (result, outcome) = match answer {
             Err(message) => (Err(ReadError::Failed(message)), invoked.outcome),
             Ok(response) => {
@@ -481,7 +501,7 @@ impl Plugin {
             arguments: arguments.into_iter().collect(),
         };
         let what = format!("Prompt `{name}`");
-        let (answer, invoked) = self.invoke(request, context, &what).await;
+        let (answer, invoked) = self.invoke(request, context, &what, name).await;
         let (result, outcome) = match answer {
             Err(message) => (Err(PromptError::Failed(message)), invoked.outcome),
             Ok(response) => {
@@ -576,7 +596,7 @@ impl Plugin {
             printable(argument),
             self.name
         );
-        let (answer, invoked) = self.invoke(request, context, &what).await;
+        let (answer, invoked) = self.invoke(request, context, &what, "").await;
         let result = match answer {
             Err(message) => Err(CompleteError::Failed(message)),
             Ok(response) => {
@@ -604,14 +624,22 @@ impl Plugin {
     /// limit, in a fresh instance under the plugin's limits. `Err` is why
     /// it has no answer, for the client, beginning with `what` (and the
     /// manifest lines that would grant what it reached for, if that is why).
+    /// `served` is the prompt's name as served (empty for a read or a
+    /// completion), for the count of calls cancelled.
     async fn invoke(
         &self,
         request: Request,
         context: CallContext,
         what: &str,
+        served: &str,
     ) -> (Result<Response, String>, Invoked) {
         let started = Instant::now();
         let events = context.events.clone();
+        let kind = match &request {
+            Request::Read { .. } => Kind::Resource,
+            Request::Get { .. } => Kind::Prompt,
+            _ => Kind::Complete,
+        };
         let mut invoked = Invoked {
             started,
             events,
@@ -619,6 +647,8 @@ impl Plugin {
             outcome: Outcome::Ok,
             fuel_used: 0,
             spent: None,
+            span: audit::call_span(&self.name, kind),
+            underway: Some(Underway::start(&self.name, kind, served)),
         };
         let _permit = match self.admit_any(what) {
             Ok(permit) => permit,
@@ -635,6 +665,7 @@ impl Plugin {
             context,
             self.waiting.clone(),
         ))
+        .instrument(invoked.span.clone())
         .await;
         let answer = match run {
             Ok(run) => {
@@ -684,6 +715,10 @@ impl Plugin {
         arguments: Option<Value>,
         warning: &Option<String>,
     ) {
+        if let Some(underway) = invoked.underway {
+            underway.ended();
+        }
+        outcome.record_on(&invoked.span, invoked.fuel_used);
         let audit = Audit {
             plugin: self.name.clone(),
             kind,
@@ -694,6 +729,8 @@ impl Plugin {
             arguments,
             principal: invoked.principal,
             redacted: None,
+            memory_bytes: None,
+            instantiate_us: None,
         };
         let warning = warning.clone().filter(|_| outcome.is_host_event());
         self.after_call(invoked.spent, warning, invoked.events.as_ref(), audit);
@@ -893,8 +930,9 @@ impl Plugin {
         };
         let budget = limits.validation_units;
         let heavy = self.sandbox.heavy_validations();
-        let (arguments, verdict) =
-            validation::validate(&tool.input, arguments, budget, heavy).await;
+        let (arguments, verdict) = validation::validate(&tool.input, arguments, budget, heavy)
+            .instrument(audit::validate_span("arguments"))
+            .await;
         if let Err(rejection) = verdict {
             let refusal = match rejection {
                 Rejection::Violations(violations) => Refusal {
@@ -933,6 +971,7 @@ impl Plugin {
                 let Response::Called(result) = run.value else {
                     unreachable!("a call is answered with its result")
                 };
+                let over_limit = output::result_size(&result) > limits.output_bytes;
                 let checked = match output::check(result, tool, name, limits) {
                     Ok(output) => self.check_structured(tool, name, output).await,
                     Err(message) => Err(message),
@@ -953,7 +992,11 @@ impl Plugin {
                     Ok(output) => (output, Outcome::Ok),
                     Err(message) => {
                         tracing::warn!(plugin = %self.name, tool = %name, "bad output: {message}");
-                        (CallOutput::error(message), Outcome::BadOutput)
+                        let outcome = match over_limit {
+                            true => Outcome::Failed("output-limit"),
+                            false => Outcome::BadOutput,
+                        };
+                        (CallOutput::error(message), outcome)
                     }
                 };
                 (output, outcome, run.fuel_used)
@@ -1097,7 +1140,9 @@ impl Plugin {
         };
         let budget = self.manifest.limits.validation_units;
         let heavy = self.sandbox.heavy_validations();
-        let (structured, verdict) = validation::validate(schema, structured, budget, heavy).await;
+        let (structured, verdict) = validation::validate(schema, structured, budget, heavy)
+            .instrument(audit::validate_span("output"))
+            .await;
         match verdict {
             Ok(()) => {
                 output.structured = Some(structured);
@@ -1123,6 +1168,10 @@ struct Invoked {
     outcome: Outcome,
     fuel_used: u64,
     spent: Option<Spent>,
+    /// The call's span.
+    span: tracing::Span,
+    /// Counts the call as cancelled if it is dropped unfinished.
+    underway: Option<Underway>,
 }
 
 /// The warning for the client's log of a read that failed.
@@ -1255,75 +1304,6 @@ struct Refusal {
     outcome: Outcome,
 }
 
-/// What a call called, for its audit line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Tool,
-    Resource,
-    Prompt,
-    Complete,
-}
-
-/// One call's line in the audit log.
-struct Audit {
-    plugin: Arc<str>,
-    kind: Kind,
-    /// The tool or prompt as served, the URI read, or what was completed
-    /// (`prompt:NAME/ARGUMENT`, `template:TEMPLATE/VARIABLE`).
-    name: String,
-    elapsed_us: u64,
-    fuel: u64,
-    outcome: &'static str,
-    /// Only when the server logs arguments (they may be private).
-    arguments: Option<Value>,
-    /// Who called, over authorized HTTP
-    /// ([`corral_tool::Principal::describe`]: subject and issuer, never a
-    /// token); `None` otherwise.
-    principal: Option<String>,
-    /// Occurrences of the plugin's secrets replaced in what the call sent
-    /// out; left out of the line when none.
-    redacted: Option<usize>,
-}
-
-impl Audit {
-    fn log(self) {
-        let Audit {
-            plugin,
-            kind,
-            name,
-            elapsed_us,
-            fuel,
-            outcome,
-            arguments,
-            principal,
-            redacted,
-        } = self;
-        // Recorded as a string field (escaped by the log's formatter: a
-        // subject is the issuer's text), and left out when absent.
-        let principal = principal.as_deref();
-        match (kind, arguments) {
-            (Kind::Tool, Some(arguments)) => {
-                tracing::info!(plugin = %plugin, tool = %name, elapsed_us, fuel, outcome, principal, redacted, %arguments, "call")
-            }
-            (Kind::Tool, None) => {
-                tracing::info!(plugin = %plugin, tool = %name, elapsed_us, fuel, outcome, principal, redacted, "call")
-            }
-            (Kind::Prompt, Some(arguments)) => {
-                tracing::info!(plugin = %plugin, prompt = %name, elapsed_us, fuel, outcome, principal, redacted, %arguments, "call")
-            }
-            (Kind::Prompt, None) => {
-                tracing::info!(plugin = %plugin, prompt = %name, elapsed_us, fuel, outcome, principal, redacted, "call")
-            }
-            (Kind::Resource, _) => {
-                tracing::info!(plugin = %plugin, resource = %name, elapsed_us, fuel, outcome, principal, redacted, "call")
-            }
-            (Kind::Complete, _) => {
-                tracing::info!(plugin = %plugin, complete = %name, elapsed_us, fuel, outcome, principal, redacted, "call")
-            }
-        }
-    }
-}
-
 /// How a call ended, for the audit log and the client's log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Outcome {
@@ -1361,6 +1341,18 @@ impl Outcome {
 
     /// Limits, traps and answers the host refused are the host's doing,
     /// not the plugin's answer.
+    /// Puts the outcome and the fuel burned on the call's `span`.
+    fn record_on(self, span: &tracing::Span, fuel: u64) {
+        if span.is_disabled() {
+            return;
+        }
+        span.record("corral.outcome", self.label());
+        span.record("corral.fuel", fuel);
+        if !matches!(self, Outcome::Ok | Outcome::InputRequired) {
+            span.record("otel.status_code", "error");
+        }
+    }
+
     fn is_host_event(self) -> bool {
         matches!(
             self,

@@ -16,6 +16,8 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
+use tracing::Instrument as _;
+
 use anyhow::{Context as _, Result};
 use wasmtime::Result as WasmResult;
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
@@ -150,7 +152,7 @@ impl Failure {
             Failure::MemoryLimit { .. } => "memory-limit",
             Failure::TimedOut { .. } => "timeout",
             Failure::InputRequired { .. } => "input-required",
-            Failure::TooMuchData { .. } => "bad-output",
+            Failure::TooMuchData { .. } => "output-limit",
             Failure::StackOverflow | Failure::Crashed { .. } | Failure::Trap { .. } => "trap",
             Failure::Secret { .. } => "missing-secret",
         }
@@ -262,6 +264,17 @@ impl Spent {
 
     pub fn fuel_used(&self, budget: u64) -> u64 {
         budget.saturating_sub(self.store.get_fuel().unwrap_or(0))
+    }
+
+    /// The linear memory the instance had grown to: its peak, as wasm
+    /// memory never shrinks.
+    pub fn memory_peak(&self) -> usize {
+        self.store.data().memory.in_use
+    }
+
+    /// How long instantiating the plugin took, if it got that far.
+    pub fn instantiation(&self) -> Option<Duration> {
+        self.store.data().instantiation
     }
 }
 
@@ -558,9 +571,18 @@ impl Sandbox {
         // which would give every failed call of a Go plugin the hint that
         // it lacks a directory grant. That it did is noted: Go resolves
         // every path itself from then on (see `missing_grant`).
-        let started = |state: &mut CallState| state.reached.started();
+        let started = |state: &mut CallState| {
+            state.reached.started();
+            state.instantiation = Some(state.invoked.elapsed());
+            // Closes the instantiate span, opens the run's.
+            state.phase = Some(phase_span("corral.plugin.run"));
+        };
         let began = std::time::Instant::now();
+        let state = store.data_mut();
+        state.invoked = began;
+        state.phase = Some(phase_span("corral.plugin.instantiate"));
         let outcome = within(time_limit, &pause, pre.invoke(&mut store, started, request)).await;
+        store.data_mut().phase = None;
         // Its time as the time limit counts it: waits for the client left out.
         let ran = began.elapsed().saturating_sub(pause.waited());
         let mut run = finish(&mut store, limits, (time_limit, as_task), ran, outcome);
@@ -719,6 +741,9 @@ impl Sandbox {
             }),
             secrets: granted,
             redacted: 0,
+            invoked: std::time::Instant::now(),
+            instantiation: None,
+            phase: None,
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.memory);
@@ -975,6 +1000,13 @@ pub struct CallState {
     redacted: usize,
     /// What the guest reached for that a grant gives (see `missing_grant`).
     reached: missing_grant::Reached,
+    /// When the plugin's instantiation began.
+    invoked: std::time::Instant,
+    /// How long instantiating took, once it is done.
+    instantiation: Option<Duration>,
+    /// The span of the part of the call running now (instantiate, then
+    /// run), a child of the call's; closed when the part ends.
+    phase: Option<tracing::Span>,
 }
 
 impl CallState {
@@ -1190,13 +1222,46 @@ impl client::Host for CallState {
         self.asking.capabilities()
     }
 
+    /// Asks the client; each ask has a span (named by the MCP method of
+    /// its first request) and is counted by kind and outcome.
     async fn ask(
         &mut self,
         requests: Vec<client::InputRequest>,
     ) -> WasmResult<Result<Vec<client::InputResponse>, client::AskError>> {
-        self.asking
+        let (kind, method) = match requests.first().map(|r| &r.request) {
+            Some(client::Request::ElicitForm(_)) | None => ("elicitation", "elicitation/create"),
+            Some(client::Request::ElicitUrl(_)) => ("url", "elicitation/create"),
+            Some(client::Request::Sample(_)) => ("sampling", "sampling/createMessage"),
+            Some(client::Request::ListRoots) => ("roots", "roots/list"),
+        };
+        let span = tracing::info_span!(
+            target: "corral_otel",
+            "corral.ask",
+            "otel.name" = method,
+            "otel.kind" = "client",
+            "mcp.method.name" = method,
+            "corral.outcome" = tracing::field::Empty,
+            "otel.status_code" = tracing::field::Empty,
+        );
+        let asked = self
+            .asking
             .ask(requests, self.secrets.as_ref(), &mut self.redacted)
-            .await
+            .instrument(span.clone())
+            .await;
+        let outcome = match &asked {
+            Err(_) => "input-required",
+            Ok(Ok(_)) => "answered",
+            Ok(Err(client::AskError::Undeclared(_))) => "undeclared",
+            Ok(Err(client::AskError::TimedOut)) => "timeout",
+            Ok(Err(_)) => "failed",
+        };
+        span.record("corral.outcome", outcome);
+        if !matches!(outcome, "answered" | "input-required") {
+            span.record("otel.status_code", "error");
+        }
+        metrics::counter!("corral_asks_total", "plugin" => self.plugin.clone(), "kind" => kind, "outcome" => outcome)
+            .increment(1);
+        asked
     }
 }
 
@@ -1271,6 +1336,12 @@ fn spawn_epoch_ticker(engine: wasmtime::EngineWeak) {
             }
         })
         .expect("spawning the epoch thread");
+}
+
+/// The span of one part of a call (`corral.plugin.instantiate`,
+/// `corral.plugin.run`), a child of the call's span (the current one).
+fn phase_span(name: &'static str) -> tracing::Span {
+    tracing::info_span!(target: "corral_otel", "corral.plugin.phase", "otel.name" = name)
 }
 
 #[cfg(test)]

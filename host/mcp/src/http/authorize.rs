@@ -190,6 +190,8 @@ fn target_of(request: &Request) -> Option<Target<'_>> {
 /// The response for `refusal`: its status, the challenge, and the same in
 /// a JSON body (RFC 6749's error object) for whoever reads it.
 pub(super) fn refusal_response(authorizer: &Authorizer, refusal: &Refusal) -> HttpResponse {
+    let reason = refusal.error.unwrap_or("missing_token");
+    metrics::counter!("corral_authorization_refusals_total", "reason" => reason).increment(1);
     let status = StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::UNAUTHORIZED);
     let body = match refusal.error {
         Some(error) => json!({ "error": error, "error_description": refusal.description }),

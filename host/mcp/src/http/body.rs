@@ -88,6 +88,15 @@ pub(super) fn plain(status: StatusCode, text: &'static str) -> HttpResponse {
         .unwrap()
 }
 
+/// A text made at run time, of the media type `content_type`.
+pub(super) fn text(status: StatusCode, content_type: &'static str, text: String) -> HttpResponse {
+    http::Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, content_type)
+        .body(ResponseBody::full(Bytes::from(text)))
+        .unwrap()
+}
+
 /// 405, with the methods that are allowed.
 pub(super) fn method_not_allowed(allow: &'static str, text: &'static str) -> HttpResponse {
     let mut response = plain(StatusCode::METHOD_NOT_ALLOWED, text);

@@ -31,6 +31,9 @@ pub(super) struct FrameSummary {
     /// when the frame is one message that has one (an invalid message's
     /// included), null otherwise.
     pub(super) reply_id: Value,
+    /// The POST's `traceparent` header: its requests' spans continue that
+    /// trace unless their `_meta` carries their own.
+    pub(super) traceparent: Option<String>,
 }
 
 impl FrameSummary {
@@ -64,6 +67,7 @@ impl FrameSummary {
             method,
             request_ids,
             reply_id,
+            traceparent: None,
         }
     }
 
@@ -83,6 +87,7 @@ impl FrameSummary {
             method: None,
             request_ids: Vec::new(),
             reply_id: Value::Null,
+            traceparent: None,
         }
     }
 }
@@ -113,7 +118,11 @@ pub(super) async fn exchange<H: ToolHost>(
     // Progress and log notifications wait here while the client does not
     // read its stream: past MAX_UNSENT_NOTIFICATION_BYTES they are dropped.
     let unsent = Arc::new(AtomicUsize::new(0));
-    session.handle_frame(frame, bounded_outbox(sender, unsent.clone()));
+    session.handle_frame_traced(
+        frame,
+        bounded_outbox(sender, unsent.clone()),
+        summary.traceparent.as_deref(),
+    );
     let stateless = era == Era::Stateless;
     // What ends with the exchange however it ends, including the client
     // going away while this future waits: a stateless exchange's requests
@@ -189,6 +198,7 @@ fn bounded_outbox(sender: mpsc::UnboundedSender<Value>, unsent: Arc<AtomicUsize>
             let size = jsonrpc::serialized_len(&message);
             if unsent.fetch_add(size, Ordering::Relaxed) + size > MAX_UNSENT_NOTIFICATION_BYTES {
                 unsent.fetch_sub(size, Ordering::Relaxed);
+                crate::telemetry::budget_refused("stream_queue");
                 return;
             }
         }

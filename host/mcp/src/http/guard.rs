@@ -66,6 +66,8 @@ impl<H: ToolHost> Server<H> {
             .map(host_name);
         if !host.as_ref().is_some_and(|host| self.hosts.contains(host)) {
             tracing::warn!("refused a request for host {host:?} (DNS rebinding protection)");
+            metrics::counter!("corral_authorization_refusals_total", "reason" => "host")
+                .increment(1);
             return Some(plain(
                 StatusCode::FORBIDDEN,
                 "forbidden: the Host header names a host this server does not serve",
@@ -84,6 +86,8 @@ impl<H: ToolHost> Server<H> {
             let origin = origin.to_str().unwrap_or("");
             if !self.origin_allowed(origin) {
                 tracing::warn!("refused a request from origin {origin:?}");
+                metrics::counter!("corral_authorization_refusals_total", "reason" => "origin")
+                    .increment(1);
                 return Some(plain(
                     StatusCode::FORBIDDEN,
                     "forbidden: requests from this Origin are not allowed",
@@ -96,6 +100,8 @@ impl<H: ToolHost> Server<H> {
                 .and_then(|value| value.to_str().ok())
                 .and_then(bearer_credentials);
             if !presented.is_some_and(|presented| same_secret(presented, token)) {
+                metrics::counter!("corral_authorization_refusals_total", "reason" => "bearer_token")
+                    .increment(1);
                 let mut response = plain(
                     StatusCode::UNAUTHORIZED,
                     "unauthorized: a bearer token is required",

@@ -105,6 +105,7 @@ impl<H: ToolHost> Server<H> {
         let owner = caller.as_deref().map(Principal::key);
         session.set_caller(caller);
         let id = new_session_id();
+        session.set_transport("tcp", Some(id.clone()));
         let mut response = exchange(&session, frame, summary, &self.closing, Era::Legacy).await;
         if response.status().is_success() {
             let mut sessions = self.sessions.lock().unwrap();
@@ -124,6 +125,8 @@ impl<H: ToolHost> Server<H> {
                     owner,
                 }),
             );
+            metrics::gauge!("corral_sessions").set(sessions.len() as f64);
+            drop(sessions);
             tracing::debug!("session {id} started");
             response.headers_mut().insert(
                 SESSION_HEADER,
@@ -195,7 +198,13 @@ impl<H: ToolHost> Server<H> {
         if self.session(&id, caller).is_none() {
             return session_not_found(Value::Null);
         }
-        let Some(legacy) = self.sessions.lock().unwrap().remove(&id) else {
+        let removed = {
+            let mut sessions = self.sessions.lock().unwrap();
+            let removed = sessions.remove(&id);
+            metrics::gauge!("corral_sessions").set(sessions.len() as f64);
+            removed
+        };
+        let Some(legacy) = removed else {
             return session_not_found(Value::Null);
         };
         tracing::debug!("session {id} ended by the client");
@@ -223,9 +232,12 @@ impl<H: ToolHost> Server<H> {
                     })
                     .map(|(id, _)| id.clone())
                     .collect();
-                idle.into_iter()
+                let expired = idle
+                    .into_iter()
                     .filter_map(|id| sessions.remove_entry(&id))
-                    .collect()
+                    .collect();
+                metrics::gauge!("corral_sessions").set(sessions.len() as f64);
+                expired
             };
             for (id, legacy) in expired {
                 tracing::debug!("session {id} ended: idle for {timeout:?}");
@@ -237,6 +249,7 @@ impl<H: ToolHost> Server<H> {
     /// At shutdown: takes every legacy session, its GET stream ended.
     pub(super) fn take_sessions(&self) -> Vec<Arc<LegacySession<H>>> {
         let sessions: Vec<_> = self.sessions.lock().unwrap().drain().collect();
+        metrics::gauge!("corral_sessions").set(0.0);
         sessions
             .into_iter()
             .map(|(_, legacy)| {
@@ -280,6 +293,7 @@ fn standalone_outbox(standalone: Arc<Mutex<Option<mpsc::UnboundedSender<Value>>>
 
 /// 503 to an `initialize` (whose id is `id`) past the session limit.
 fn too_many_sessions(id: Value) -> HttpResponse {
+    crate::telemetry::budget_refused("sessions");
     rpc_error(
         StatusCode::SERVICE_UNAVAILABLE,
         id,

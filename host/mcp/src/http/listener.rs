@@ -99,6 +99,7 @@ async fn accept_until<H: ToolHost>(
                 let limit = server.http.max_connections;
                 tracing::warn!("refusing connections: {limit} are open (--max-connections)");
             }
+            crate::telemetry::budget_refused("connections");
             refuse_connection(stream, &refusing, server.http.max_connections);
             continue;
         };

@@ -95,6 +95,7 @@ mod legacy;
 mod listener;
 mod mirrored;
 mod post;
+mod probes;
 mod secret_page;
 
 use std::collections::HashMap;
@@ -113,6 +114,7 @@ use guard::{accepted_hosts, add_cors_headers, framing_error, preflight_response}
 use legacy::LegacySession;
 
 pub use listener::serve_http;
+pub use probes::{Probes, serve_probes};
 
 /// Settings of the HTTP transport.
 #[derive(Debug, Clone)]
@@ -148,6 +150,8 @@ pub struct HttpOptions {
     /// secrets (`/corral/secrets`); served when the authorizer also signs
     /// browsers in.
     pub secret_page: Option<Arc<dyn corral_tool::SecretPage>>,
+    /// `/metrics`, `/healthz` and `/readyz` (see `probes`).
+    pub probes: Option<Arc<dyn Probes>>,
 }
 
 impl Default for HttpOptions {
@@ -165,6 +169,7 @@ impl Default for HttpOptions {
             max_connections: 512,
             shutdown_grace: Duration::from_secs(35),
             secret_page: None,
+            probes: None,
         }
     }
 }
@@ -205,10 +210,37 @@ impl<H: ToolHost> Server<H> {
         }
     }
 
-    /// Answers one request: the guards first, then by method.
+    /// Answers one request, counted by the status of its answer.
     async fn handle(self: Arc<Self>, request: http::Request<IncomingBody>) -> HttpResponse {
+        let response = self.route(request).await;
+        metrics::counter!("corral_http_responses_total", "status" => response.status().as_u16().to_string())
+            .increment(1);
+        response
+    }
+
+    /// Answers one request: the guards first, then by path and method.
+    async fn route(self: Arc<Self>, request: http::Request<IncomingBody>) -> HttpResponse {
         if let Some(refusal) = framing_error(request.headers()) {
             return refusal;
+        }
+        let path = request.uri().path();
+        if let Some(probes) = self
+            .http
+            .probes
+            .as_ref()
+            .filter(|_| probes::is_probe_path(path))
+        {
+            // Health checks carry no token; the metrics are the server's
+            // business, behind the same checks as the endpoint.
+            if path == "/metrics" {
+                if let Some(refusal) = self.refusal(request.headers(), true) {
+                    return refusal;
+                }
+                if let Err(refusal) = self.caller(&request).await {
+                    return refusal;
+                }
+            }
+            return probes::probe_response(probes, path, request.method()).await;
         }
         if let Some(metadata) = self
             .metadata_response(request.uri().path(), request.method())

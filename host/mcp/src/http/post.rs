@@ -42,7 +42,8 @@ impl<H: ToolHost> Server<H> {
             Err(refusal) => return refusal,
         };
         let frame = parse_body(&body);
-        let summary = FrameSummary::of(&frame);
+        let mut summary = FrameSummary::of(&frame);
+        summary.traceparent = header_str(&headers, "traceparent").map(str::to_owned);
         // Refused before the body's own errors, but read first, so that the
         // refusal carries the request's id when the body has one.
         if let Some(refusal) = media_refusal(&headers, &summary.reply_id) {
@@ -113,6 +114,7 @@ impl<H: ToolHost> Server<H> {
         // A session of its own for this exchange, ended with it.
         let session = Session::new(self.host.clone(), self.options.clone(), Arc::new(|_| {}));
         session.set_caller(caller);
+        session.set_transport("tcp", None);
         exchange(&session, frame, summary, &self.closing, Era::Stateless).await
     }
 }
@@ -155,25 +157,31 @@ async fn read_body(body: IncomingBody, limit: usize) -> Result<Bytes, HttpRespon
     read_limited(body, limit)
         .await
         .map_err(|failure| match failure {
-            BodyFailure::TooLarge => closing_connection(rpc_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                Value::Null,
-                RpcError::new(
-                    jsonrpc::code::INVALID_REQUEST,
-                    format!("Payload Too Large: the body is limited to {limit} bytes"),
-                ),
-            )),
-            BodyFailure::TimedOut => closing_connection(rpc_error(
-                StatusCode::REQUEST_TIMEOUT,
-                Value::Null,
-                RpcError::new(
-                    jsonrpc::code::INVALID_REQUEST,
-                    format!(
-                        "Request Timeout: the body did not arrive within {} s",
-                        BODY_TIMEOUT.as_secs()
+            BodyFailure::TooLarge => closing_connection({
+                crate::telemetry::budget_refused("body");
+                rpc_error(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    Value::Null,
+                    RpcError::new(
+                        jsonrpc::code::INVALID_REQUEST,
+                        format!("Payload Too Large: the body is limited to {limit} bytes"),
                     ),
-                ),
-            )),
+                )
+            }),
+            BodyFailure::TimedOut => closing_connection({
+                crate::telemetry::budget_refused("body_time");
+                rpc_error(
+                    StatusCode::REQUEST_TIMEOUT,
+                    Value::Null,
+                    RpcError::new(
+                        jsonrpc::code::INVALID_REQUEST,
+                        format!(
+                            "Request Timeout: the body did not arrive within {} s",
+                            BODY_TIMEOUT.as_secs()
+                        ),
+                    ),
+                )
+            }),
             BodyFailure::Unreadable => plain(
                 StatusCode::BAD_REQUEST,
                 "bad request: the body could not be read",

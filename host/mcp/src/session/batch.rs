@@ -58,6 +58,7 @@ pub(super) fn within_batch_budget(response: Value, held: &AtomicUsize) -> Value 
         return response;
     }
     held.fetch_sub(size, Ordering::Relaxed);
+    crate::telemetry::budget_refused("batch_answer");
     let id = response.get("id").cloned().unwrap_or(Value::Null);
     let error = RpcError::new(
         jsonrpc::code::INTERNAL_ERROR,

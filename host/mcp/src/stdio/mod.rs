@@ -93,10 +93,12 @@ where
 {
     let outbox = output.outbox();
     let session = Session::new(host, options, outbox.clone());
+    metrics::gauge!("corral_sessions").increment(1.0);
     let reader = tokio::spawn(read_frames(input, session.clone(), outbox, output.clone()));
     if let Err(err) = reader.await {
         tracing::error!("the stdin reader failed: {err}");
     }
+    metrics::gauge!("corral_sessions").decrement(1.0);
     tracing::debug!("input closed");
     session.finish().await;
     // The session's tasks held the last outboxes: what they sent is all

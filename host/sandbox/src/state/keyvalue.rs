@@ -7,6 +7,8 @@
 
 use std::sync::Arc;
 
+use tracing::Instrument as _;
+
 use wasmtime::component::{HasData, Resource, ResourceTable};
 
 use super::{
@@ -145,21 +147,63 @@ struct Target {
     value_limit: u64,
 }
 
-/// Runs `work` on the backend: at once on this thread when the backend is
-/// quick and nothing would make it wait, on a blocking thread otherwise.
+/// Runs `operation`'s `work` on the backend: at once on this thread when
+/// the backend is quick and nothing would make it wait, on a blocking
+/// thread otherwise. Each operation is counted by outcome and timed
+/// (`corral_state_operations_total`, `corral_state_operation_duration_seconds`)
+/// and has a span of its own.
 async fn run<T: Send + 'static>(
     backend: Arc<dyn Backend>,
+    operation: &'static str,
     work: impl Fn(&dyn Backend) -> Result<T, StateError> + Send + 'static,
 ) -> Result<T, Error> {
+    let system = backend.kind();
+    let span = tracing::info_span!(
+        target: "corral_otel",
+        "corral.state",
+        "otel.name" = tracing::field::Empty,
+        "otel.kind" = "client",
+        "otel.status_code" = tracing::field::Empty,
+        "db.system.name" = system,
+        "db.operation.name" = operation,
+    );
+    if !span.is_disabled() {
+        span.record("otel.name", format!("state {operation}"));
+    }
+    let started = std::time::Instant::now();
+    let result = run_on(backend, work).instrument(span.clone()).await;
+    let outcome = match &result {
+        Ok(_) => "ok",
+        Err(StateError::Quota { .. }) => "quota",
+        Err(_) => "error",
+    };
+    if outcome != "ok" {
+        span.record("otel.status_code", "error");
+    }
+    metrics::counter!("corral_state_operations_total", "backend" => system, "operation" => operation, "outcome" => outcome)
+        .increment(1);
+    metrics::histogram!("corral_state_operation_duration_seconds", "backend" => system, "operation" => operation)
+        .record(started.elapsed().as_secs_f64());
+    result.map_err(Error::from)
+}
+
+async fn run_on<T: Send + 'static>(
+    backend: Arc<dyn Backend>,
+    work: impl Fn(&dyn Backend) -> Result<T, StateError> + Send + 'static,
+) -> Result<T, StateError> {
     if backend.is_quick() {
         match at_once(|| work(&*backend)) {
             Err(StateError::WouldWait) => {}
-            done => return done.map_err(Error::from),
+            done => return done,
         }
     }
-    match tokio::task::spawn_blocking(move || work(&*backend)).await {
-        Ok(result) => result.map_err(Error::from),
-        Err(err) => Err(other(format!("the state store's worker failed: {err}"))),
+    let worker = backend.clone();
+    match tokio::task::spawn_blocking(move || work(&*worker)).await {
+        Ok(result) => result,
+        Err(err) => Err(StateError::Backend {
+            backend: backend.describe(),
+            reason: format!("its worker failed: {err}"),
+        }),
     }
 }
 
@@ -211,7 +255,10 @@ impl store::HostBucket for KeyValueView<'_> {
         // limit was when it was written.
         let budget = StateGrant::DEFAULT_VALUE_LIMIT;
         let keys = [key];
-        let mut values = run(backend, move |backend| backend.get_many(&ns, &keys, budget)).await?;
+        let mut values = run(backend, "get", move |backend| {
+            backend.get_many(&ns, &keys, budget)
+        })
+        .await?;
         Ok(values.pop().flatten())
     }
 
@@ -228,7 +275,7 @@ impl store::HostBucket for KeyValueView<'_> {
             backend, ns, quota, ..
         } = target;
         let entries = [(key, value)];
-        run(backend, move |backend| {
+        run(backend, "set", move |backend| {
             backend.set_many(&ns, &entries, quota)
         })
         .await
@@ -238,13 +285,16 @@ impl store::HostBucket for KeyValueView<'_> {
         check_key(&key)?;
         let Target { backend, ns, .. } = self.target(&bucket, 1)?;
         let keys = [key];
-        run(backend, move |backend| backend.delete_many(&ns, &keys)).await
+        run(backend, "delete", move |backend| {
+            backend.delete_many(&ns, &keys)
+        })
+        .await
     }
 
     async fn exists(&mut self, bucket: Resource<Bucket>, key: String) -> Result<bool, Error> {
         check_key(&key)?;
         let Target { backend, ns, .. } = self.target(&bucket, 1)?;
-        run(backend, move |backend| backend.exists(&ns, &key)).await
+        run(backend, "exists", move |backend| backend.exists(&ns, &key)).await
     }
 
     async fn list_keys(
@@ -253,7 +303,7 @@ impl store::HostBucket for KeyValueView<'_> {
         cursor: Option<u64>,
     ) -> Result<store::KeyResponse, Error> {
         let Target { backend, ns, .. } = self.target(&bucket, 1)?;
-        let (keys, cursor) = run(backend, move |backend| {
+        let (keys, cursor) = run(backend, "list-keys", move |backend| {
             backend.list_keys(&ns, cursor, MAX_PAGE_KEYS)
         })
         .await?;
@@ -277,7 +327,7 @@ impl atomics::Host for KeyValueView<'_> {
         let Target {
             backend, ns, quota, ..
         } = self.target(&bucket, 1)?;
-        run(backend, move |backend| {
+        run(backend, "increment", move |backend| {
             backend.increment(&ns, &key, delta, quota)
         })
         .await
@@ -298,7 +348,7 @@ impl batch::Host for KeyValueView<'_> {
         let keys = Arc::new(keys);
         let values = {
             let keys = keys.clone();
-            run(backend, move |backend| {
+            run(backend, "get-many", move |backend| {
                 backend.get_many(&ns, &keys, MAX_BATCH_BYTES)
             })
             .await?
@@ -336,7 +386,7 @@ impl batch::Host for KeyValueView<'_> {
                 human_bytes(MAX_BATCH_BYTES as usize)
             )));
         }
-        run(backend, move |backend| {
+        run(backend, "set-many", move |backend| {
             backend.set_many(&ns, &entries, quota)
         })
         .await
@@ -350,6 +400,9 @@ impl batch::Host for KeyValueView<'_> {
         check_batch_len(keys.len())?;
         keys.iter().try_for_each(|key| check_key(key))?;
         let Target { backend, ns, .. } = self.target(&bucket, keys.len())?;
-        run(backend, move |backend| backend.delete_many(&ns, &keys)).await
+        run(backend, "delete-many", move |backend| {
+            backend.delete_many(&ns, &keys)
+        })
+        .await
     }
 }

@@ -128,6 +128,14 @@ pub trait Backend: Send + Sync + 'static {
     /// How the backend is named in errors and logs (`sqlite:/path/state.db`).
     fn describe(&self) -> String;
 
+    /// Which kind of store it is (`sqlite`, `redis`): a metric's label, a
+    /// span's `db.system.name`.
+    fn kind(&self) -> &'static str;
+
+    /// Whether the store answers (for a readiness probe): a round trip
+    /// that reads nothing of anyone's.
+    fn ping(&self) -> Result<(), StateError>;
+
     /// Whether an operation that need not wait takes microseconds (a local
     /// file): worth trying [`at_once`] before handing it to a blocking
     /// thread, whose wake-up costs more than the operation.

@@ -270,6 +270,16 @@ impl Backend for Redis {
         self.shown.clone()
     }
 
+    fn kind(&self) -> &'static str {
+        "redis"
+    }
+
+    fn ping(&self) -> Result<(), StateError> {
+        self.with(true, |connection| {
+            redis::cmd("PING").query::<String>(connection).map(drop)
+        })
+    }
+
     fn get_many(
         &self,
         ns: &Namespace,

@@ -251,6 +251,16 @@ impl Backend for Sqlite {
         true
     }
 
+    fn kind(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn ping(&self) -> Result<(), StateError> {
+        self.connection()?
+            .query_row("SELECT 1", [], |_| Ok(()))
+            .map_err(|err| self.sql_fault(err))
+    }
+
     fn describe(&self) -> String {
         match self.sync {
             Sync::Normal => format!("sqlite:{}", self.path.display()),

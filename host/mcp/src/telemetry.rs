@@ -1,0 +1,219 @@
+//! What the protocol layer tells an operator: a span per request with
+//! OpenTelemetry's MCP conventions (tracing target `corral_otel`, exported
+//! by whoever installs a layer for it), and the request metrics. Nothing
+//! here knows an exporter: without a recorder or a span layer these cost a
+//! few atomic loads.
+//!
+//! Label values come only from bounded sets: a method the server knows (or
+//! `other`), `ok` or `error`. The tool, the session and the URI go in the
+//! span, never in a label.
+
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+
+use crate::jsonrpc::Request;
+
+/// Every method the server answers, the only values of the `method` label.
+const KNOWN_METHODS: [&str; 21] = [
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+    "tasks/get",
+    "tasks/result",
+    "tasks/list",
+    "tasks/cancel",
+    "tasks/update",
+    "server/discover",
+    "subscriptions/listen",
+    "notifications/cancelled",
+];
+
+/// `method` as a label: itself when the server knows it, else `other`, so
+/// that a client inventing method names cannot add series.
+pub fn method_label(method: &str) -> &'static str {
+    KNOWN_METHODS
+        .iter()
+        .find(|known| **known == method)
+        .copied()
+        .unwrap_or("other")
+}
+
+/// How a request reached the server, for its span.
+#[derive(Debug, Clone, Default)]
+pub struct Transport {
+    /// `network.transport`: `pipe` (stdio) or `tcp` (HTTP).
+    pub network: &'static str,
+    /// The legacy HTTP session's id, if the request came in one.
+    pub session_id: Option<String>,
+    /// The W3C trace context the transport carried (the HTTP
+    /// `traceparent` header), used when the request's `_meta` has none.
+    pub traceparent: Option<String>,
+}
+
+/// The span of `request`, made in `revision` (if known yet), as the MCP
+/// conventions name it: `{method} {tool or prompt}`, kind server,
+/// continuing the client's trace from `params._meta.traceparent` or the
+/// transport's.
+pub fn request_span(
+    request: &Request,
+    revision: Option<&str>,
+    transport: &Transport,
+) -> tracing::Span {
+    let method = request.method.as_str();
+    let params = &request.params;
+    let text = |key: &str| params.get(key).and_then(Value::as_str);
+    let (target, tool, prompt, uri) = match method {
+        "tools/call" => (text("name"), text("name"), None, None),
+        "prompts/get" => (text("name"), None, text("name"), None),
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+            (None, None, None, text("uri"))
+        }
+        _ => (None, None, None, None),
+    };
+    let span = tracing::info_span!(
+        target: "corral_otel",
+        "mcp.request",
+        "otel.name" = tracing::field::Empty,
+        "otel.kind" = "server",
+        "otel.status_code" = tracing::field::Empty,
+        "traceparent" = tracing::field::Empty,
+        "tracestate" = tracing::field::Empty,
+        "mcp.method.name" = method,
+        "mcp.session.id" = tracing::field::Empty,
+        "mcp.protocol.version" = tracing::field::Empty,
+        "jsonrpc.request.id" = %request.id,
+        "network.transport" = transport.network,
+        "gen_ai.operation.name" = tracing::field::Empty,
+        "gen_ai.tool.name" = tracing::field::Empty,
+        "gen_ai.prompt.name" = tracing::field::Empty,
+        "mcp.resource.uri" = tracing::field::Empty,
+        "error.type" = tracing::field::Empty,
+        "rpc.response.status_code" = tracing::field::Empty,
+    );
+    if span.is_disabled() {
+        return span;
+    }
+    match target {
+        Some(target) => span.record("otel.name", format!("{method} {target}")),
+        None => span.record("otel.name", method),
+    };
+    if let Some(tool) = tool {
+        span.record("gen_ai.operation.name", "execute_tool");
+        span.record("gen_ai.tool.name", tool);
+    }
+    if let Some(prompt) = prompt {
+        span.record("gen_ai.prompt.name", prompt);
+    }
+    if let Some(uri) = uri {
+        span.record("mcp.resource.uri", uri);
+    }
+    if let Some(revision) = revision.or_else(|| stateless_revision(params)) {
+        span.record("mcp.protocol.version", revision);
+    }
+    if let Some(id) = &transport.session_id {
+        span.record("mcp.session.id", id.as_str());
+    }
+    let meta = params.get("_meta").and_then(Value::as_object);
+    let meta_text = |key: &str| meta.and_then(|meta| meta.get(key)).and_then(Value::as_str);
+    match meta_text("traceparent") {
+        Some(traceparent) => {
+            span.record("traceparent", traceparent);
+            if let Some(state) = meta_text("tracestate") {
+                span.record("tracestate", state);
+            }
+        }
+        None => {
+            if let Some(traceparent) = &transport.traceparent {
+                span.record("traceparent", traceparent.as_str());
+            }
+        }
+    }
+    span
+}
+
+fn stateless_revision(params: &Map<String, Value>) -> Option<&str> {
+    params
+        .get("_meta")?
+        .get("io.modelcontextprotocol/protocolVersion")?
+        .as_str()
+}
+
+/// One request being served: counted in flight from its start, and, when
+/// it ends ([`Served::end`]) or is dropped (cancelled), counted by outcome
+/// with its duration.
+pub struct Served {
+    method: &'static str,
+    started: Instant,
+    ended: bool,
+}
+
+impl Served {
+    pub fn start(method: &str) -> Served {
+        metrics::gauge!("corral_requests_in_flight").increment(1.0);
+        Served {
+            method: method_label(method),
+            started: Instant::now(),
+            ended: false,
+        }
+    }
+
+    /// The request answered with `response`: its outcome goes on `span`
+    /// too.
+    pub fn end(mut self, response: &Value, span: &tracing::Span) {
+        self.ended = true;
+        let error = response.pointer("/error/code").and_then(Value::as_i64);
+        if let Some(code) = error {
+            span.record("otel.status_code", "error");
+            span.record("error.type", code.to_string());
+            span.record("rpc.response.status_code", code.to_string());
+        } else if response.pointer("/result/isError") == Some(&Value::Bool(true)) {
+            span.record("otel.status_code", "error");
+            span.record("error.type", "tool_error");
+        }
+        self.record(if error.is_some() { "error" } else { "ok" });
+    }
+
+    fn record(&self, outcome: &'static str) {
+        metrics::gauge!("corral_requests_in_flight").decrement(1.0);
+        metrics::counter!("corral_requests_total", "method" => self.method, "outcome" => outcome)
+            .increment(1);
+        metrics::histogram!("mcp_server_operation_duration_seconds", "mcp_method_name" => self.method)
+            .record(self.started.elapsed().as_secs_f64());
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if !self.ended {
+            self.record("cancelled");
+        }
+    }
+}
+
+/// Work refused because a host budget was reached.
+pub fn budget_refused(budget: &'static str) {
+    metrics::counter!("corral_budget_refusals_total", "budget" => budget).increment(1);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_method_the_server_does_not_know_is_labelled_other() {
+        assert_eq!(method_label("tools/call"), "tools/call");
+        assert_eq!(method_label("tools/call2"), "other");
+        assert_eq!(method_label(""), "other");
+    }
+}
