@@ -16,7 +16,7 @@
 //! Environment: `CALLS_SEQUENTIAL` (default 2000 calls), `CALLS_PIPELINED`
 //! (default 4000 calls), `CALLS_RUNS` (startup and reload runs, default 7;
 //! at most 3 for the slow 20-plugin cold start), `CALLS_SECTIONS` (a comma
-//! list of `calls`, `budgets`, `languages`, `state`, `tasks`, `startup`, `reload`, `fuel`, `wake`; default
+//! list of `calls`, `budgets`, `telemetry`, `languages`, `state`, `tasks`, `startup`, `reload`, `fuel`, `wake`; default
 //! all of them; the floors always run), `CALLS_WRAP` (a command the server runs under, such
 //! as a script that starts `perf record -- "$@"`, for profiling), `CALLS_GAP_US`
 //! (a sleep before each in-process call, floor included: how much slower a
@@ -897,6 +897,97 @@ fn counting_allocator_overhead() -> f64 {
     differences[2].max(0.0)
 }
 
+/// What metrics and traces cost a call: calc `add` over stdio, with
+/// neither (the default), with metrics kept (`--metrics`), and with traces
+/// exported (`--otlp-endpoint`, to a port where nothing listens: every
+/// span is recorded, encoded and queued, and the export fails off the
+/// call's path), and with `CALLS_BASELINE` (a build from before, all off)
+/// when set. The servers run side by side and the rounds interleave, so
+/// that the machine's drift reaches every case alike; each case's figure
+/// is the median of its rounds' p50 and its server's CPU time per call.
+fn telemetry(calc: &Path, calls: usize, log: &Path) {
+    const ROUNDS: usize = 7;
+    println!("== telemetry: its cost on calc `add` over stdio ({ROUNDS} interleaved rounds)");
+    let dir = calc_folder(calc, 1);
+    support::write_file(dir.path(), "calc.toml", "[limits]\nrate = 1000000\n");
+    let cache = tempfile::tempdir().unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let nowhere = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let this = PathBuf::from(env!("CARGO_BIN_EXE_corral"));
+    let mut cases: Vec<(&str, PathBuf, Vec<String>)> = vec![
+        ("off (the default)", this.clone(), vec![]),
+        (
+            "metrics on (--metrics)",
+            this.clone(),
+            vec!["--metrics".into(), "127.0.0.1:0".into()],
+        ),
+        (
+            "traces on (--otlp-endpoint)",
+            this,
+            vec!["--otlp-endpoint".into(), nowhere],
+        ),
+    ];
+    if let Some(baseline) = std::env::var_os("CALLS_BASELINE") {
+        cases.push(("baseline build (CALLS_BASELINE)", baseline.into(), vec![]));
+    }
+    let cache_dir = cache.path().to_str().unwrap();
+    let mut servers: Vec<Client> = cases
+        .iter()
+        .map(|(_, bin, extra)| {
+            let mut args = vec!["--global-rate", "1000000", "--cache-dir", cache_dir];
+            args.extend(extra.iter().map(String::as_str));
+            let mut server = corral_client_of(bin, dir.path(), &args, log);
+            server.initialize();
+            check_add(&server.result("tools/call", &add_params(0)), 0);
+            server
+        })
+        .collect();
+    let per_round = (calls / 2).max(100);
+    let mut p50s = vec![Vec::new(); cases.len()];
+    let mut cpus = vec![Vec::new(); cases.len()];
+    for _ in 0..ROUNDS {
+        for (case, server) in servers.iter_mut().enumerate() {
+            let (latencies, cpu) = with_cpu_per_request(server, per_round, sequential);
+            p50s[case].push(latencies.p50());
+            cpus[case].push(cpu);
+        }
+    }
+    let p50s: Vec<Duration> = p50s.into_iter().map(median).collect();
+    let cpus: Vec<Duration> = cpus.into_iter().map(median).collect();
+    for (case, (name, ..)) in cases.iter().enumerate() {
+        let cost = |figures: &[Duration]| {
+            (figures[case].as_secs_f64() / figures[0].as_secs_f64() - 1.0) * 100.0
+        };
+        println!(
+            "{:<44} p50 {} ({:+.1}%), server CPU/call {} ({:+.1}%)",
+            name,
+            us(p50s[case]),
+            cost(&p50s),
+            us(cpus[case]),
+            cost(&cpus)
+        );
+    }
+    let metrics_cost = cpus[1].as_secs_f64() / cpus[0].as_secs_f64() - 1.0;
+    println!(
+        "{:<44} {:+.1}% of the server's CPU per call (target <= 3%: {})",
+        "metrics on",
+        metrics_cost * 100.0,
+        met(metrics_cost <= 0.03)
+    );
+    if cases.len() > 3 {
+        let off_cost = cpus[0].as_secs_f64() / cpus[3].as_secs_f64() - 1.0;
+        println!(
+            "{:<44} {:+.1}% against the baseline build (target: within noise, <= 1%: {})",
+            "telemetry off",
+            off_cost * 100.0,
+            met(off_cost <= 0.01)
+        );
+    }
+    drop(servers);
+    println!();
+}
+
 /// The budgets section. In process: the validation budget's own work on
 /// `add`'s path (counting the arguments' cost on the schema's shape) next
 /// to the whole `Plugin::call`. With `CALLS_BASELINE` naming another build
@@ -1235,6 +1326,10 @@ fn main() {
 
     if wants("budgets") {
         budgets(&calc, sequential_calls, pipelined_calls, &log);
+    }
+
+    if wants("telemetry") {
+        telemetry(&calc, sequential_calls, &log);
     }
 
     // One example tool per language.

@@ -8,7 +8,10 @@
 //! `other`), `ok` or `error`. The tool, the session and the URI go in the
 //! span, never in a label.
 
+use std::sync::OnceLock;
 use std::time::Instant;
+
+use metrics::{Counter, Gauge, Histogram};
 
 use serde_json::{Map, Value};
 
@@ -39,14 +42,54 @@ const KNOWN_METHODS: [&str; 21] = [
     "notifications/cancelled",
 ];
 
-/// `method` as a label: itself when the server knows it, else `other`, so
-/// that a client inventing method names cannot add series.
-pub fn method_label(method: &str) -> &'static str {
-    KNOWN_METHODS
-        .iter()
-        .find(|known| **known == method)
-        .copied()
-        .unwrap_or("other")
+/// Where `method` is among the known ones: its own label, or else `other`,
+/// so that a client inventing method names cannot add series.
+fn method_index(method: &str) -> Option<usize> {
+    KNOWN_METHODS.iter().position(|known| *known == method)
+}
+
+/// A method's handles, registered with the recorder at its first request
+/// and kept: a request records with a few atomic operations. (Corral
+/// installs its recorder before it serves anything.)
+struct MethodMeters {
+    ok: Counter,
+    error: Counter,
+    cancelled: Counter,
+    duration: Histogram,
+}
+
+impl MethodMeters {
+    fn register(method: &'static str) -> MethodMeters {
+        let counter = |outcome: &'static str| metrics::counter!("corral_requests_total", "method" => method, "outcome" => outcome);
+        MethodMeters {
+            ok: counter("ok"),
+            error: counter("error"),
+            cancelled: counter("cancelled"),
+            duration: metrics::histogram!(
+                "mcp_server_operation_duration_seconds",
+                "mcp_method_name" => method
+            ),
+        }
+    }
+
+    /// The handles of `method` (a known one, or `other`).
+    fn of(method: &str) -> &'static MethodMeters {
+        static KNOWN: [OnceLock<MethodMeters>; KNOWN_METHODS.len()] =
+            [const { OnceLock::new() }; KNOWN_METHODS.len()];
+        static OTHER: OnceLock<MethodMeters> = OnceLock::new();
+        match method_index(method) {
+            Some(index) => {
+                KNOWN[index].get_or_init(|| MethodMeters::register(KNOWN_METHODS[index]))
+            }
+            None => OTHER.get_or_init(|| MethodMeters::register("other")),
+        }
+    }
+}
+
+/// The requests being served now.
+fn in_flight() -> &'static Gauge {
+    static IN_FLIGHT: OnceLock<Gauge> = OnceLock::new();
+    IN_FLIGHT.get_or_init(|| metrics::gauge!("corral_requests_in_flight"))
 }
 
 /// How a request reached the server, for its span.
@@ -92,7 +135,7 @@ pub fn request_span(
         "mcp.method.name" = method,
         "mcp.session.id" = tracing::field::Empty,
         "mcp.protocol.version" = tracing::field::Empty,
-        "jsonrpc.request.id" = %request.id,
+        "jsonrpc.request.id" = tracing::field::Empty,
         "network.transport" = transport.network,
         "gen_ai.operation.name" = tracing::field::Empty,
         "gen_ai.tool.name" = tracing::field::Empty,
@@ -104,6 +147,10 @@ pub fn request_span(
     if span.is_disabled() {
         return span;
     }
+    match &request.id {
+        Value::String(id) => span.record("jsonrpc.request.id", id.as_str()),
+        id => span.record("jsonrpc.request.id", id.to_string()),
+    };
     match target {
         Some(target) => span.record("otel.name", format!("{method} {target}")),
         None => span.record("otel.name", method),
@@ -153,16 +200,16 @@ fn stateless_revision(params: &Map<String, Value>) -> Option<&str> {
 /// it ends ([`Served::end`]) or is dropped (cancelled), counted by outcome
 /// with its duration.
 pub struct Served {
-    method: &'static str,
+    meters: &'static MethodMeters,
     started: Instant,
     ended: bool,
 }
 
 impl Served {
     pub fn start(method: &str) -> Served {
-        metrics::gauge!("corral_requests_in_flight").increment(1.0);
+        in_flight().increment(1.0);
         Served {
-            method: method_label(method),
+            meters: MethodMeters::of(method),
             started: Instant::now(),
             ended: false,
         }
@@ -181,14 +228,18 @@ impl Served {
             span.record("otel.status_code", "error");
             span.record("error.type", "tool_error");
         }
-        self.record(if error.is_some() { "error" } else { "ok" });
+        let meters = self.meters;
+        self.record(match error {
+            Some(_) => &meters.error,
+            None => &meters.ok,
+        });
     }
 
-    fn record(&self, outcome: &'static str) {
-        metrics::gauge!("corral_requests_in_flight").decrement(1.0);
-        metrics::counter!("corral_requests_total", "method" => self.method, "outcome" => outcome)
-            .increment(1);
-        metrics::histogram!("mcp_server_operation_duration_seconds", "mcp_method_name" => self.method)
+    fn record(&self, outcome: &Counter) {
+        in_flight().decrement(1.0);
+        outcome.increment(1);
+        self.meters
+            .duration
             .record(self.started.elapsed().as_secs_f64());
     }
 }
@@ -196,7 +247,7 @@ impl Served {
 impl Drop for Served {
     fn drop(&mut self) {
         if !self.ended {
-            self.record("cancelled");
+            self.record(&self.meters.cancelled);
         }
     }
 }
@@ -212,8 +263,12 @@ mod tests {
 
     #[test]
     fn a_method_the_server_does_not_know_is_labelled_other() {
-        assert_eq!(method_label("tools/call"), "tools/call");
-        assert_eq!(method_label("tools/call2"), "other");
-        assert_eq!(method_label(""), "other");
+        assert_eq!(
+            method_index("tools/call").map(|i| KNOWN_METHODS[i]),
+            Some("tools/call")
+        );
+        assert_eq!(method_index("tools/call2"), None);
+        assert_eq!(method_index(""), None);
+        assert!(std::ptr::eq(MethodMeters::of("x"), MethodMeters::of("y")));
     }
 }

@@ -8,10 +8,16 @@
 //! prompt as served (never a URI: a resource's or a completion's name
 //! label is empty), the outcome.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
-use metrics::Label;
+use metrics::{Counter, Histogram, Label};
 use serde_json::Value;
+
+/// The most tools and prompts whose meters a plugin keeps (a plugin that
+/// renames its tools at each re-list would otherwise grow the map); the
+/// recorder caps the series themselves.
+const MAX_KEPT_METERS: usize = 1024;
 
 /// What a call called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,10 +41,10 @@ impl Kind {
 
     /// The `name` label of a call named `name`: tools and prompts are
     /// the plugin's (bounded); URIs and completion targets are not.
-    fn name_label(self, name: &str) -> String {
+    fn name_label(self, name: &str) -> &str {
         match self {
-            Kind::Tool | Kind::Prompt => name.to_owned(),
-            Kind::Resource | Kind::Complete => String::new(),
+            Kind::Tool | Kind::Prompt => name,
+            Kind::Resource | Kind::Complete => "",
         }
     }
 }
@@ -81,7 +87,7 @@ impl Underway {
         Underway {
             plugin: plugin.clone(),
             kind,
-            name: kind.name_label(name),
+            name: kind.name_label(name).to_owned(),
             ended: false,
         }
     }
@@ -107,8 +113,106 @@ impl Drop for Underway {
     }
 }
 
+/// A plugin's meters: each tool's or prompt's handles, registered with the
+/// recorder at its first call and kept, so that a call records with a few
+/// atomic operations rather than building and looking up keys. (Handles
+/// are the recorder's at their first call: Corral installs it before any
+/// plugin loads.)
+pub(crate) struct Meters {
+    plugin: Arc<str>,
+    by_kind: Mutex<HashMap<&'static str, HashMap<String, NameMeters>>>,
+    instantiation: Histogram,
+}
+
+/// The handles of one tool's or prompt's calls.
+struct NameMeters {
+    duration: Histogram,
+    fuel: Counter,
+    memory: Histogram,
+    /// By outcome, registered as each first happens.
+    outcomes: Vec<(&'static str, Counter)>,
+}
+
+impl NameMeters {
+    fn register(plugin: &Arc<str>, kind: &'static str, name: &str) -> NameMeters {
+        let labels = vec![
+            Label::new("plugin", plugin.clone()),
+            Label::new("kind", kind),
+            Label::new("name", name.to_owned()),
+        ];
+        NameMeters {
+            duration: metrics::histogram!("corral_call_duration_seconds", labels.clone()),
+            fuel: metrics::counter!("corral_call_fuel_total", labels.clone()),
+            memory: metrics::histogram!("corral_call_memory_peak_bytes", labels),
+            outcomes: Vec::new(),
+        }
+    }
+
+    fn outcome(
+        &mut self,
+        plugin: &Arc<str>,
+        kind: &'static str,
+        name: &str,
+        outcome: &'static str,
+    ) -> &Counter {
+        let index = match self
+            .outcomes
+            .iter()
+            .position(|(known, _)| *known == outcome)
+        {
+            Some(index) => index,
+            None => {
+                let counter = metrics::counter!(
+                    "corral_calls_total",
+                    "plugin" => plugin.clone(),
+                    "kind" => kind,
+                    "name" => name.to_owned(),
+                    "outcome" => outcome,
+                );
+                self.outcomes.push((outcome, counter));
+                self.outcomes.len() - 1
+            }
+        };
+        &self.outcomes[index].1
+    }
+}
+
+impl Meters {
+    pub(crate) fn new(plugin: &Arc<str>) -> Meters {
+        Meters {
+            plugin: plugin.clone(),
+            by_kind: Mutex::default(),
+            instantiation: metrics::histogram!(
+                "corral_instantiation_duration_seconds",
+                "plugin" => plugin.clone()
+            ),
+        }
+    }
+
+    /// Records `audit`'s figures.
+    fn record(&self, audit: &Audit) {
+        if let Some(us) = audit.instantiate_us {
+            self.instantiation.record(us as f64 / 1e6);
+        }
+        let kind = audit.kind.label();
+        let name = audit.kind.name_label(&audit.name);
+        let mut by_kind = self.by_kind.lock().unwrap_or_else(|e| e.into_inner());
+        let names = by_kind.entry(kind).or_default();
+        if !names.contains_key(name) && names.len() >= MAX_KEPT_METERS {
+            drop(by_kind);
+            let mut once = NameMeters::register(&self.plugin, kind, name);
+            return audit.record_with(&mut once, &self.plugin, kind, name);
+        }
+        let meters = names
+            .entry(name.to_owned())
+            .or_insert_with(|| NameMeters::register(&self.plugin, kind, name));
+        audit.record_with(meters, &self.plugin, kind, name);
+    }
+}
+
 /// One call's line in the audit log, and its metrics.
 pub(crate) struct Audit {
+    pub(crate) meters: Arc<Meters>,
     pub(crate) plugin: Arc<str>,
     pub(crate) kind: Kind,
     /// The tool or prompt as served, the URI read, or what was completed
@@ -135,8 +239,9 @@ pub(crate) struct Audit {
 impl Audit {
     /// Records the call's metrics, then logs its line.
     pub(crate) fn log(self) {
-        self.record();
+        self.meters.record(&self);
         let Audit {
+            meters: _,
             plugin,
             kind,
             name,
@@ -174,33 +279,21 @@ impl Audit {
         }
     }
 
-    /// The call's figures as metrics.
-    fn record(&self) {
-        let plugin = self.plugin.clone();
-        let kind = self.kind.label();
-        let name = self.kind.name_label(&self.name);
-        metrics::counter!(
-            "corral_calls_total",
-            "plugin" => plugin.clone(),
-            "kind" => kind,
-            "name" => name.clone(),
-            "outcome" => self.outcome,
-        )
-        .increment(1);
-        let labels = vec![
-            Label::new("plugin", plugin.clone()),
-            Label::new("kind", kind),
-            Label::new("name", name),
-        ];
-        metrics::histogram!("corral_call_duration_seconds", labels.clone())
-            .record(self.elapsed_us as f64 / 1e6);
-        metrics::counter!("corral_call_fuel_total", labels.clone()).increment(self.fuel);
+    /// The call's figures on `meters`, its tool's or prompt's.
+    fn record_with(
+        &self,
+        meters: &mut NameMeters,
+        plugin: &Arc<str>,
+        kind: &'static str,
+        name: &str,
+    ) {
+        meters
+            .outcome(plugin, kind, name, self.outcome)
+            .increment(1);
+        meters.duration.record(self.elapsed_us as f64 / 1e6);
+        meters.fuel.increment(self.fuel);
         if let Some(bytes) = self.memory_bytes {
-            metrics::histogram!("corral_call_memory_peak_bytes", labels).record(bytes as f64);
-        }
-        if let Some(us) = self.instantiate_us {
-            metrics::histogram!("corral_instantiation_duration_seconds", "plugin" => plugin)
-                .record(us as f64 / 1e6);
+            meters.memory.record(bytes as f64);
         }
     }
 }

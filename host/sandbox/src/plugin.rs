@@ -26,7 +26,7 @@ use corral_tool::{
 };
 
 use crate::ask::{InputRequired, WaitingCalls};
-use crate::audit::{self, Audit, Kind, Underway};
+use crate::audit::{self, Audit, Kind, Meters, Underway};
 use crate::bindings::{
     Contract, Exports, PluginPre, Request, Response, completion, prompts, resources, types,
 };
@@ -80,6 +80,9 @@ pub struct Plugin {
     /// Room for calls waiting for their clients at once (half of the
     /// permits): a waiting call holds its permit all along.
     waiting: Arc<WaitingCalls>,
+    /// Its calls' metrics, shared with the versions [`Plugin::relist`]
+    /// makes.
+    meters: Arc<Meters>,
 }
 
 /// The most calls of one plugin that may run as tasks at once (its
@@ -144,6 +147,7 @@ impl Plugin {
     ) -> Result<Plugin> {
         let started = Instant::now();
         let name: Arc<str> = plugin_name(path).into();
+        let meters = Arc::new(Meters::new(&name));
         let PluginFiles { wasm, manifest } = files;
         let compiler = sandbox.clone();
         let (component, code) = tokio::task::spawn_blocking(move || compiler.compile_traced(&wasm))
@@ -202,6 +206,7 @@ impl Plugin {
             running: Arc::new(tokio::sync::Semaphore::new(limits.concurrency as usize)),
             tasks: Arc::new(tokio::sync::Semaphore::new(MAX_TASKS_RUNNING)),
             waiting: WaitingCalls::for_concurrency(limits.concurrency),
+            meters,
         })
     }
 
@@ -246,6 +251,7 @@ impl Plugin {
             running: self.running.clone(),
             tasks: self.tasks.clone(),
             waiting: self.waiting.clone(),
+            meters: self.meters.clone(),
         })
     }
 
@@ -349,6 +355,7 @@ impl Plugin {
             _ => None,
         };
         let audit = Audit {
+            meters: self.meters.clone(),
             plugin: self.name.clone(),
             kind: Kind::Tool,
             name: name.into(),
@@ -720,6 +727,7 @@ impl Plugin {
         }
         outcome.record_on(&invoked.span, invoked.fuel_used);
         let audit = Audit {
+            meters: self.meters.clone(),
             plugin: self.name.clone(),
             kind,
             name,

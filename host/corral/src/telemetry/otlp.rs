@@ -3,13 +3,16 @@
 //! (protobuf, `POST /v1/traces`) to the receiver `--otlp-endpoint` or the
 //! standard `OTEL_*` variables name ([`OtlpConfig`]).
 //!
-//! The layers below Corral's only open ordinary `tracing` spans with that
-//! target; this module gives them ids, parents, times and attributes
-//! ([`record`]), keeps each open span's record in the registry's span
-//! extensions, and hands it, once closed, to the exporter's bounded queue
-//! ([`export`]), which a thread of its own sends. A span's parent is the
-//! nearest enclosing span of the target; a root span continues the trace
-//! of the `traceparent` field it carries ([`context`]), else starts one.
+//! The layers below (`corral-mcp`, `corral-sandbox`) only open ordinary
+//! `tracing` spans with that target; this module gives them ids, parents,
+//! times and attributes (`record`), keeps each open span's record in the
+//! registry's span extensions, and hands it, once closed, to the
+//! exporter's bounded queue (`export`), which a thread of its own sends.
+//! A span's parent is the nearest enclosing span of the target; a root
+//! span continues the trace of the `traceparent` field it carries
+//! (`context`), else starts one. Spans of a trace whose remote parent is
+//! not sampled (flags `00`) are not exported, as OpenTelemetry SDKs'
+//! default parent-based sampler does.
 //!
 //! Install it behind a per-layer filter for the target, so that no other
 //! span costs it anything and it costs the other layers nothing:
