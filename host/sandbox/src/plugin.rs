@@ -784,7 +784,7 @@ impl Plugin {
             None => (format!("{what}{verb}: {}", shown.text), Outcome::Error),
             Some(note) => (
                 format!("{what}{verb}, with {note}: {}", shown.text),
-                Outcome::BadOutput,
+                Outcome::Failed("output-limit"),
             ),
         }
     }
