@@ -252,6 +252,20 @@ impl Drop for Served {
     }
 }
 
+/// Counts an HTTP response by its status (`corral_http_responses_total`),
+/// with the handle of each status kept.
+pub fn http_response(status: http::StatusCode) {
+    static BY_STATUS: [OnceLock<Counter>; 500] = [const { OnceLock::new() }; 500];
+    let code = status.as_u16();
+    let Some(slot) = BY_STATUS.get(usize::from(code).wrapping_sub(100)) else {
+        return;
+    };
+    slot.get_or_init(
+        || metrics::counter!("corral_http_responses_total", "status" => code.to_string()),
+    )
+    .increment(1);
+}
+
 /// Work refused because a host budget was reached.
 pub fn budget_refused(budget: &'static str) {
     metrics::counter!("corral_budget_refusals_total", "budget" => budget).increment(1);

@@ -75,19 +75,19 @@ pub(crate) fn validate_span(what: &'static str) -> tracing::Span {
 }
 
 /// A call under way: dropped before [`Underway::ended`], it was cancelled.
-pub(crate) struct Underway {
-    plugin: Arc<str>,
+pub(crate) struct Underway<'a> {
+    meters: &'a Meters,
     kind: Kind,
-    name: String,
+    name: &'a str,
     ended: bool,
 }
 
-impl Underway {
-    pub(crate) fn start(plugin: &Arc<str>, kind: Kind, name: &str) -> Underway {
+impl<'a> Underway<'a> {
+    pub(crate) fn start(meters: &'a Meters, kind: Kind, name: &'a str) -> Underway<'a> {
         Underway {
-            plugin: plugin.clone(),
+            meters,
             kind,
-            name: kind.name_label(name).to_owned(),
+            name,
             ended: false,
         }
     }
@@ -98,17 +98,10 @@ impl Underway {
     }
 }
 
-impl Drop for Underway {
+impl Drop for Underway<'_> {
     fn drop(&mut self) {
         if !self.ended {
-            metrics::counter!(
-                "corral_calls_total",
-                "plugin" => self.plugin.clone(),
-                "kind" => self.kind.label(),
-                "name" => std::mem::take(&mut self.name),
-                "outcome" => "cancelled",
-            )
-            .increment(1);
+            self.meters.cancelled(self.kind, self.name);
         }
     }
 }
@@ -194,19 +187,38 @@ impl Meters {
         if let Some(us) = audit.instantiate_us {
             self.instantiation.record(us as f64 / 1e6);
         }
-        let kind = audit.kind.label();
-        let name = audit.kind.name_label(&audit.name);
+        self.with(audit.kind, &audit.name, |meters, plugin, kind, name| {
+            audit.record_with(meters, plugin, kind, name)
+        });
+    }
+
+    /// Counts a call of `kind` named `name` that was cancelled.
+    fn cancelled(&self, kind: Kind, name: &str) {
+        self.with(kind, name, |meters, plugin, kind, name| {
+            meters.outcome(plugin, kind, name, "cancelled").increment(1)
+        });
+    }
+
+    /// Runs `work` on the meters of `kind` named `name` (as served).
+    fn with(
+        &self,
+        kind: Kind,
+        name: &str,
+        work: impl FnOnce(&mut NameMeters, &Arc<str>, &'static str, &str),
+    ) {
+        let name = kind.name_label(name);
+        let kind = kind.label();
         let mut by_kind = self.by_kind.lock().unwrap_or_else(|e| e.into_inner());
         let names = by_kind.entry(kind).or_default();
         if !names.contains_key(name) && names.len() >= MAX_KEPT_METERS {
             drop(by_kind);
             let mut once = NameMeters::register(&self.plugin, kind, name);
-            return audit.record_with(&mut once, &self.plugin, kind, name);
+            return work(&mut once, &self.plugin, kind, name);
         }
         let meters = names
             .entry(name.to_owned())
             .or_insert_with(|| NameMeters::register(&self.plugin, kind, name));
-        audit.record_with(meters, &self.plugin, kind, name);
+        work(meters, &self.plugin, kind, name);
     }
 }
 

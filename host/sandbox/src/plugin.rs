@@ -336,7 +336,7 @@ impl Plugin {
         let events = context.events.clone();
         let principal = context.principal.as_ref().map(|p| p.describe());
         let started = Instant::now();
-        let underway = Underway::start(&self.name, Kind::Tool, name);
+        let underway = Underway::start(&self.meters, Kind::Tool, name);
         let span = audit::call_span(&self.name, Kind::Tool);
         let CallRecord {
             output,
@@ -655,12 +655,14 @@ impl Plugin {
             fuel_used: 0,
             spent: None,
             span: audit::call_span(&self.name, kind),
-            underway: Some(Underway::start(&self.name, kind, served)),
         };
+        // Past this function nothing waits: a cancelled call ends here.
+        let underway = Underway::start(&self.meters, kind, served);
         let _permit = match self.admit_any(what) {
             Ok(permit) => permit,
             Err(refusal) => {
                 invoked.outcome = refusal.outcome;
+                underway.ended();
                 return (Err(refusal.message), invoked);
             }
         };
@@ -709,6 +711,7 @@ impl Plugin {
             }
         };
         invoked.spent = spent;
+        underway.ended();
         (answer, invoked)
     }
 
@@ -722,9 +725,6 @@ impl Plugin {
         arguments: Option<Value>,
         warning: &Option<String>,
     ) {
-        if let Some(underway) = invoked.underway {
-            underway.ended();
-        }
         outcome.record_on(&invoked.span, invoked.fuel_used);
         let audit = Audit {
             meters: self.meters.clone(),
@@ -1178,8 +1178,6 @@ struct Invoked {
     spent: Option<Spent>,
     /// The call's span.
     span: tracing::Span,
-    /// Counts the call as cancelled if it is dropped unfinished.
-    underway: Option<Underway>,
 }
 
 /// The warning for the client's log of a read that failed.

@@ -106,19 +106,24 @@ pub fn init(
             .with_filter(filter)
             .boxed(),
     };
-    let (traces, guard) = match traces {
+    // Two shapes, not an `Option` layer: an absent layer is interested in
+    // everything, which would make every disabled callsite (each span of
+    // the exporter's target, each debug event) cost its check at run time.
+    match traces {
         Some(config) => {
             let (layer, guard) = otlp::layer(config);
             let only_exported = Targets::new().with_target(otlp::TARGET, Level::TRACE);
-            (Some(layer.with_filter(only_exported)), Some(guard))
+            tracing_subscriber::registry()
+                .with(stderr)
+                .with(layer.with_filter(only_exported))
+                .init();
+            Some(guard)
         }
-        None => (None, None),
-    };
-    tracing_subscriber::registry()
-        .with(stderr)
-        .with(traces)
-        .init();
-    guard
+        None => {
+            tracing_subscriber::registry().with(stderr).init();
+            None
+        }
+    }
 }
 
 #[cfg(test)]

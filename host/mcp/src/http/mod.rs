@@ -213,8 +213,7 @@ impl<H: ToolHost> Server<H> {
     /// Answers one request, counted by the status of its answer.
     async fn handle(self: Arc<Self>, request: http::Request<IncomingBody>) -> HttpResponse {
         let response = self.route(request).await;
-        metrics::counter!("corral_http_responses_total", "status" => response.status().as_u16().to_string())
-            .increment(1);
+        crate::telemetry::http_response(response.status());
         response
     }
 
