@@ -616,11 +616,11 @@ mod tests {
         tracing::subscriber::with_default(subscriber, || {
             tracing::info_span!(target: TARGET, "last", outcome = "ok").in_scope(|| {});
         });
-        let started = Instant::now();
         drop(guard);
-        // Well before the batch period: the guard sent it.
-        assert!(started.elapsed() < Duration::from_millis(900));
-        let (_, request) = received.try_recv().unwrap();
+        // Sent by the time the guard is gone, whatever the batch period.
+        let (_, request) = received
+            .try_recv()
+            .expect("the guard sent the span before it returned");
         let span = &request.resource_spans[0].scope_spans[0].spans[0];
         assert_eq!(span.name, "last");
         assert_eq!(string(span, "outcome").as_deref(), Some("ok"));
