@@ -639,9 +639,6 @@ impl<H: ToolHost> Session<H> {
         }
     }
 
-    /// The response to `request`, which arrived as `arrival` says. (A
-    /// listen stream's comes only when the session ends it; one the client
-    /// cancels is dropped before.)
     /// [`Session::respond`], owning the session (for a spawned task).
     async fn respond_owned(
         self: Arc<Self>,
@@ -652,6 +649,9 @@ impl<H: ToolHost> Session<H> {
         self.respond(request, arrival, reply).await
     }
 
+    /// The response to `request`, which arrived as `arrival` says. (A
+    /// listen stream's comes only when the session ends it; one the client
+    /// cancels is dropped before.)
     async fn respond(&self, request: Request, arrival: Arrival, reply: Outbox) -> Value {
         let id = request.id.clone();
         let result = match Era::of(&request) {

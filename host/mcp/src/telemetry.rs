@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use crate::jsonrpc::Request;
 
 /// Every method the server answers, the only values of the `method` label.
-const KNOWN_METHODS: [&str; 21] = [
+const KNOWN_METHODS: [&str; 20] = [
     "initialize",
     "ping",
     "tools/list",
@@ -39,7 +39,6 @@ const KNOWN_METHODS: [&str; 21] = [
     "tasks/update",
     "server/discover",
     "subscriptions/listen",
-    "notifications/cancelled",
 ];
 
 /// Where `method` is among the known ones: its own label, or else `other`,
@@ -113,9 +112,14 @@ pub fn request_span(
     revision: Option<&str>,
     transport: &Transport,
 ) -> tracing::Span {
-    let method = request.method.as_str();
+    // A method the server does not know is `_OTHER`, as OpenTelemetry
+    // names an unknown HTTP method; what the client chose is cut.
+    let method = match method_index(&request.method) {
+        Some(index) => KNOWN_METHODS[index],
+        None => "_OTHER",
+    };
     let params = &request.params;
-    let text = |key: &str| params.get(key).and_then(Value::as_str);
+    let text = |key: &str| params.get(key).and_then(Value::as_str).map(cut);
     let (target, tool, prompt, uri) = match method {
         "tools/call" => (text("name"), text("name"), None, None),
         "prompts/get" => (text("name"), None, text("name"), None),
@@ -148,8 +152,8 @@ pub fn request_span(
         return span;
     }
     match &request.id {
-        Value::String(id) => span.record("jsonrpc.request.id", id.as_str()),
-        id => span.record("jsonrpc.request.id", id.to_string()),
+        Value::String(id) => span.record("jsonrpc.request.id", cut(id)),
+        id => span.record("jsonrpc.request.id", cut(&id.to_string())),
     };
     match target {
         Some(target) => span.record("otel.name", format!("{method} {target}")),
@@ -166,13 +170,17 @@ pub fn request_span(
         span.record("mcp.resource.uri", uri);
     }
     if let Some(revision) = revision.or_else(|| stateless_revision(params)) {
-        span.record("mcp.protocol.version", revision);
+        span.record("mcp.protocol.version", cut(revision));
     }
     if let Some(id) = &transport.session_id {
         span.record("mcp.session.id", id.as_str());
     }
     let meta = params.get("_meta").and_then(Value::as_object);
-    let meta_text = |key: &str| meta.and_then(|meta| meta.get(key)).and_then(Value::as_str);
+    let meta_text = |key: &str| {
+        meta.and_then(|meta| meta.get(key))
+            .and_then(Value::as_str)
+            .map(cut)
+    };
     match meta_text("traceparent") {
         Some(traceparent) => {
             span.record("traceparent", traceparent);
@@ -182,11 +190,27 @@ pub fn request_span(
         }
         None => {
             if let Some(traceparent) = &transport.traceparent {
-                span.record("traceparent", traceparent.as_str());
+                span.record("traceparent", cut(traceparent));
             }
         }
     }
     span
+}
+
+/// The most of a client's text a span holds in one attribute: a span
+/// waits in the export queue, and 4,096 of them must stay small.
+const MAX_CLIENT_TEXT: usize = 256;
+
+/// `text`, cut to [`MAX_CLIENT_TEXT`] bytes at a character boundary.
+fn cut(text: &str) -> &str {
+    if text.len() <= MAX_CLIENT_TEXT {
+        return text;
+    }
+    let mut end = MAX_CLIENT_TEXT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 fn stateless_revision(params: &Map<String, Value>) -> Option<&str> {
@@ -284,5 +308,14 @@ mod tests {
         assert_eq!(method_index("tools/call2"), None);
         assert_eq!(method_index(""), None);
         assert!(std::ptr::eq(MethodMeters::of("x"), MethodMeters::of("y")));
+    }
+
+    #[test]
+    fn a_clients_text_is_cut_at_a_character_boundary() {
+        assert_eq!(cut("short"), "short");
+        let long = "é".repeat(200);
+        assert_eq!(cut(&long).len(), MAX_CLIENT_TEXT);
+        let odd = format!("a{long}");
+        assert_eq!(cut(&odd).len(), MAX_CLIENT_TEXT - 1);
     }
 }

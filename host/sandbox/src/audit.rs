@@ -14,10 +14,14 @@ use std::sync::{Arc, Mutex};
 use metrics::{Counter, Histogram, Label};
 use serde_json::Value;
 
-/// The most tools and prompts whose meters a plugin keeps (a plugin that
-/// renames its tools at each re-list would otherwise grow the map); the
-/// recorder caps the series themselves.
+/// The most tools and prompts of one kind a plugin has series of: calls
+/// of any further name (a plugin that renames its tools at each re-list)
+/// are counted under the name [`OTHER_NAMES`]. So one plugin cannot crowd
+/// the others out of the recorder's cap on a family's label sets.
 const MAX_KEPT_METERS: usize = 1024;
+
+/// The `name` label of calls past a plugin's [`MAX_KEPT_METERS`] names.
+const OTHER_NAMES: &str = "_other";
 
 /// What a call called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -206,18 +210,19 @@ impl Meters {
         name: &str,
         work: impl FnOnce(&mut NameMeters, &Arc<str>, &'static str, &str),
     ) {
-        let name = kind.name_label(name);
+        let mut name = kind.name_label(name);
         let kind = kind.label();
         let mut by_kind = self.by_kind.lock().unwrap_or_else(|e| e.into_inner());
         let names = by_kind.entry(kind).or_default();
         if !names.contains_key(name) && names.len() >= MAX_KEPT_METERS {
-            drop(by_kind);
-            let mut once = NameMeters::register(&self.plugin, kind, name);
-            return work(&mut once, &self.plugin, kind, name);
+            name = OTHER_NAMES;
         }
-        let meters = names
-            .entry(name.to_owned())
-            .or_insert_with(|| NameMeters::register(&self.plugin, kind, name));
+        let meters = match names.get_mut(name) {
+            Some(meters) => meters,
+            None => names
+                .entry(name.to_owned())
+                .or_insert_with(|| NameMeters::register(&self.plugin, kind, name)),
+        };
         work(meters, &self.plugin, kind, name);
     }
 }
@@ -307,5 +312,49 @@ impl Audit {
         if let Some(bytes) = self.memory_bytes {
             meters.memory.record(bytes as f64);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use metrics_util::debugging::DebuggingRecorder;
+
+    #[test]
+    fn a_plugin_past_its_names_counts_further_ones_under_other() {
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        metrics::with_local_recorder(&recorder, || {
+            let meters = Arc::new(Meters::new(&Arc::from("renamer")));
+            for n in 0..MAX_KEPT_METERS + 50 {
+                let audit = Audit {
+                    meters: meters.clone(),
+                    plugin: Arc::from("renamer"),
+                    kind: Kind::Tool,
+                    name: format!("tool{n}"),
+                    elapsed_us: 10,
+                    fuel: 1,
+                    outcome: "ok",
+                    arguments: None,
+                    principal: None,
+                    redacted: None,
+                    memory_bytes: None,
+                    instantiate_us: None,
+                };
+                meters.record(&audit);
+            }
+        });
+        let calls: Vec<_> = snapshotter
+            .snapshot()
+            .into_vec()
+            .into_iter()
+            .filter(|(key, ..)| key.key().name() == "corral_calls_total")
+            .collect();
+        assert_eq!(calls.len(), MAX_KEPT_METERS + 1);
+        let other = calls
+            .iter()
+            .find(|(key, ..)| key.key().labels().any(|l| l.value() == OTHER_NAMES))
+            .map(|(_, _, _, value)| format!("{value:?}"));
+        assert_eq!(other.as_deref(), Some("Counter(50)"));
     }
 }

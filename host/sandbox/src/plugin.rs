@@ -1345,8 +1345,6 @@ impl Outcome {
         }
     }
 
-    /// Limits, traps and answers the host refused are the host's doing,
-    /// not the plugin's answer.
     /// Puts the outcome and the fuel burned on the call's `span`.
     fn record_on(self, span: &tracing::Span, fuel: u64) {
         if span.is_disabled() {
@@ -1359,6 +1357,8 @@ impl Outcome {
         }
     }
 
+    /// Limits, traps and answers the host refused are the host's doing,
+    /// not the plugin's answer.
     fn is_host_event(self) -> bool {
         matches!(
             self,

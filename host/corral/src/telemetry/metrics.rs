@@ -57,8 +57,9 @@ pub enum Family {
     Histogram,
 }
 
-/// Every family the layers record, with its help text: the one list that
-/// docs/observability.md describes (a test holds them together).
+/// Every family the layers record, with its help text (docs/observability.md
+/// describes each; tests/observability/metrics.rs checks that every family a
+/// running server exposes has its HELP line and its row there).
 pub const FAMILIES: &[(&str, Family, &str)] = &[
     // Calls: each tool call, resource read, prompt get and completion.
     (
@@ -140,7 +141,7 @@ pub const FAMILIES: &[(&str, Family, &str)] = &[
     (
         "corral_requests_total",
         Family::Counter,
-        "MCP requests answered, by method (a known one, or other) and outcome: ok or error.",
+        "MCP requests answered, by method (a known one, or other) and outcome: ok, error or cancelled.",
     ),
     (
         "mcp_server_operation_duration_seconds",

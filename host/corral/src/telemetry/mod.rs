@@ -45,9 +45,12 @@ impl corral_mcp::Probes for ServerProbes {
             return Err("the plugins' first load has not finished".into());
         }
         if let Some(StateStore(backend)) = &self.state {
-            backend
-                .ping()
-                .map_err(|err| format!("the state store does not answer: {err}"))?;
+            // The probe needs no token: it says what is wrong, the log
+            // says where (the store's address, the backend's words).
+            backend.ping().map_err(|err| {
+                tracing::warn!("not ready: {err}");
+                String::from("the state store does not answer")
+            })?;
         }
         Ok(())
     }

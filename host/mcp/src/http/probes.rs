@@ -8,7 +8,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 use http::{Method, StatusCode};
@@ -22,10 +22,14 @@ use super::body::{HttpResponse, method_not_allowed, plain, text};
 /// The media type of the Prometheus text format.
 const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
 const PLAIN: &str = "text/plain; charset=utf-8";
+/// How long a readiness answer is given again before a new check.
+const READINESS_FRESH: Duration = Duration::from_secs(1);
 /// How long a readiness check may take before the answer is "not ready".
 const READINESS_TIMEOUT: Duration = Duration::from_secs(5);
-/// Connections the probes' own listener serves at once; more wait.
+/// Connections the probes' own listener serves at once; more are closed.
 const MAX_PROBE_CONNECTIONS: usize = 16;
+/// The longest a prober's connection stays open.
+const CONNECTION_LIFETIME: Duration = Duration::from_secs(30);
 /// How long a prober may take to send its request's headers.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -58,30 +62,14 @@ pub(super) async fn probe_response(
     }
     match path {
         "/healthz" => plain(StatusCode::OK, "ok"),
-        "/readyz" => {
-            let probes = probes.clone();
-            let check = tokio::task::spawn_blocking(move || probes.readiness());
-            match tokio::time::timeout(READINESS_TIMEOUT, check).await {
-                Ok(Ok(Ok(()))) => plain(StatusCode::OK, "ready"),
-                Ok(Ok(Err(why))) => text(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    PLAIN,
-                    format!("not ready: {why}"),
-                ),
-                Ok(Err(_)) => plain(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "not ready: the readiness check failed",
-                ),
-                Err(_) => text(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    PLAIN,
-                    format!(
-                        "not ready: the readiness check took over {} s",
-                        READINESS_TIMEOUT.as_secs()
-                    ),
-                ),
-            }
-        }
+        "/readyz" => match readiness(probes).await {
+            Ok(()) => plain(StatusCode::OK, "ready"),
+            Err(why) => text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                PLAIN,
+                format!("not ready: {why}"),
+            ),
+        },
         _ => match probes.metrics() {
             Some(metrics) => text(StatusCode::OK, PROMETHEUS_TEXT, metrics),
             None => plain(
@@ -90,6 +78,35 @@ pub(super) async fn probe_response(
             ),
         },
     }
+}
+
+/// Whether the server is ready: the last check's answer if it is under
+/// [`READINESS_FRESH`] old, else a new one. One check runs at a time, on a
+/// blocking thread, within [`READINESS_TIMEOUT`]; probes arriving
+/// meanwhile wait for its answer, so that a flood of `/readyz` (which
+/// needs no token) asks the state store once a second at most and holds
+/// no more than one blocking thread.
+async fn readiness(probes: &Arc<dyn Probes>) -> Result<(), String> {
+    static LAST: tokio::sync::Mutex<Option<(Instant, Result<(), String>)>> =
+        tokio::sync::Mutex::const_new(None);
+    let mut last = LAST.lock().await;
+    if let Some((at, answer)) = last.as_ref()
+        && at.elapsed() < READINESS_FRESH
+    {
+        return answer.clone();
+    }
+    let checking = probes.clone();
+    let check = tokio::task::spawn_blocking(move || checking.readiness());
+    let answer = match tokio::time::timeout(READINESS_TIMEOUT, check).await {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(_)) => Err("the readiness check failed".into()),
+        Err(_) => Err(format!(
+            "the readiness check took over {} s",
+            READINESS_TIMEOUT.as_secs()
+        )),
+    };
+    *last = Some((Instant::now(), answer.clone()));
+    answer
 }
 
 /// Serves the probes alone on `listen` (`--metrics ADDR`), without
@@ -107,10 +124,19 @@ pub async fn serve_probes(
     let slots = Arc::new(Semaphore::new(MAX_PROBE_CONNECTIONS));
     Ok(async move {
         loop {
-            let Ok(slot) = slots.clone().acquire_owned().await else {
-                return;
+            let stream = match listener.accept().await {
+                Ok((stream, _)) => stream,
+                Err(err) => {
+                    // Out of descriptors, most likely: wait rather than spin.
+                    tracing::debug!("the metrics listener's accept failed: {err}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
             };
-            let Ok((stream, _)) = listener.accept().await else {
+            // Over the limit: closed at once, for the prober to retry,
+            // rather than left waiting in the backlog.
+            let Ok(slot) = slots.clone().try_acquire_owned() else {
+                drop(stream);
                 continue;
             };
             let probes = probes.clone();
@@ -131,7 +157,8 @@ pub async fn serve_probes(
                 .header_read_timeout(HEADER_TIMEOUT)
                 .serve_connection(TokioIo::new(stream), service);
             tokio::spawn(async move {
-                let _ = connection.await;
+                // A prober that stops reading holds its slot this long.
+                let _ = tokio::time::timeout(CONNECTION_LIFETIME, connection).await;
                 drop(slot);
             });
         }

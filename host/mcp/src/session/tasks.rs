@@ -34,6 +34,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU8;
 use std::time::Duration;
+use tracing::Instrument as _;
 
 use serde_json::{Map, Value, json};
 
@@ -146,8 +147,10 @@ impl<H: ToolHost> Session<H> {
         };
         let host = self.host.clone();
         let called = name.clone();
+        // In the request's span wherever it goes on: a task runs it in a
+        // task of its own, where no span is current.
         let mut running_call: CallFuture =
-            Box::pin(async move { host.call(&called, arguments, context).await });
+            Box::pin(async move { host.call(&called, arguments, context).await }.in_current_span());
         // A task-after of zero makes the call a task before it starts.
         let finished = if policy.after.is_zero() {
             None
@@ -439,7 +442,8 @@ impl<H: ToolHost> Session<H> {
             principal: self.caller(),
         };
         let host = self.host.clone();
-        let call: CallFuture = Box::pin(async move { host.call(&name, arguments, context).await });
+        let call: CallFuture =
+            Box::pin(async move { host.call(&name, arguments, context).await }.in_current_span());
         let created = running.record();
         // Status notifications follow from the first change on: told to
         // the session's own outbox, as its progress is.
