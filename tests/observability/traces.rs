@@ -452,3 +452,50 @@ fn a_receiver_that_is_down_costs_the_calls_nothing() {
     assert_eq!(stderr.matches(warning).count(), 1, "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+#[test]
+fn a_call_that_becomes_a_task_stays_in_the_clients_trace() {
+    // A task runs its call in a task of its own, after the request is
+    // answered: the call's spans must still belong to the request's.
+    let receiver = OtlpReceiver::start();
+    let folder = calc_folder();
+    std::fs::write(
+        folder.path().join("calc.toml"),
+        "[limits]\ntask-after = \"0 s\"\n",
+    )
+    .unwrap();
+    let endpoint = receiver.endpoint();
+    let mut server = Server::start_with(folder.path(), &["--otlp-endpoint", &endpoint]);
+    let trace_id = "0af7651916cd43dd8448eb211c80319c";
+    let parent_id = "b7ad6b7169203331";
+    let created = server.modern_result(
+        "tools/call",
+        json!({
+            "name": "add",
+            "arguments": { "a": 1, "b": 2 },
+            "_meta": {
+                "io.modelcontextprotocol/clientCapabilities": {
+                    "extensions": { "io.modelcontextprotocol/tasks": {} }
+                },
+                "traceparent": traceparent(trace_id, parent_id),
+            },
+        }),
+    );
+    assert_eq!(created["resultType"], "task", "{created}");
+    let spans = trace_with(
+        &receiver,
+        trace_id,
+        "tools/call add",
+        &["corral.plugin.call", "corral.plugin.run"],
+    );
+    let request = find(&spans, "tools/call add");
+    assert_continues(request, trace_id, parent_id, &spans);
+    let call = find(&spans, "corral.plugin.call");
+    assert_eq!(
+        call.parent_span_id,
+        request.span_id,
+        "the task's call is the request's child:\n{}",
+        describe_all(&spans)
+    );
+    assert_eq!(attr_str(call, "corral.outcome").as_deref(), Some("ok"));
+}
