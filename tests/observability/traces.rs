@@ -146,6 +146,7 @@ fn a_stdio_call_continues_the_clients_trace_with_the_mcp_conventions() {
         "tools/call add",
         &[
             "corral.plugin.call",
+            "corral.plugin.prepare",
             "corral.plugin.instantiate",
             "corral.plugin.run",
         ],
@@ -187,6 +188,7 @@ fn a_stdio_call_continues_the_clients_trace_with_the_mcp_conventions() {
         "{}",
         describe_all(&spans)
     );
+    child(&spans, call, "corral.plugin.prepare");
     child(&spans, call, "corral.plugin.instantiate");
     child(&spans, call, "corral.plugin.run");
     assert_well_formed(&spans, &[]);

@@ -310,6 +310,12 @@ pub fn engine_config() -> Config {
         // concurrency machinery, a store is cheaper to create and a call runs
         // straight on its fiber, finishing in its first poll.
         .concurrency_support(false);
+    // For profiling: `CORRAL_PERF_MAP=1` writes /tmp/perf-PID.map, which
+    // names the compiled wasm functions in `perf report` (see
+    // docs/benchmarks.md, "Where a call's time goes").
+    if std::env::var_os("CORRAL_PERF_MAP").is_some_and(|value| value == "1") {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     config
 }
 
@@ -354,6 +360,9 @@ impl Default for SandboxOptions {
 pub struct Sandbox {
     engine: Engine,
     linker: Linker<CallState>,
+    /// Whether calls burn fuel: always, but in a benchmark's measure of
+    /// what metering costs.
+    metered: bool,
     options: SandboxOptions,
     global: TokenBucket,
     /// Schema validations too large to run on an async worker run on a
@@ -375,7 +384,19 @@ impl Sandbox {
     /// Creates the engine (pooling allocator, fuel, epoch interruption) and the
     /// linker offering WASI and the `host` interface.
     pub fn new(options: SandboxOptions) -> Result<Arc<Sandbox>> {
+        Sandbox::build(options, true)
+    }
+
+    /// A sandbox whose engine counts no fuel: only for benchmarks, which
+    /// measure what metering costs by running the same calls without it.
+    #[doc(hidden)]
+    pub fn unmetered_for_benchmarks(options: SandboxOptions) -> Result<Arc<Sandbox>> {
+        Sandbox::build(options, false)
+    }
+
+    fn build(options: SandboxOptions, metered: bool) -> Result<Arc<Sandbox>> {
         let mut config = engine_config();
+        config.consume_fuel(metered);
         if let Some(cache) = &options.cache {
             // Functions compiled before are reused by a compile of new bytes
             // (a plugin rebuilt after an edit): see `function_cache`.
@@ -417,6 +438,7 @@ impl Sandbox {
         Ok(Arc::new(Sandbox {
             engine,
             linker,
+            metered,
             options,
             global,
             heavy_validations: tokio::sync::Semaphore::new(1),
@@ -561,7 +583,8 @@ impl Sandbox {
             }
         };
         let pause = Arc::new(Pause::default());
-        let store = self.store(plugin, manifest, context, pause.clone(), waiting, granted);
+        let store = phase_span("corral.plugin.prepare")
+            .in_scope(|| self.store(plugin, manifest, context, pause.clone(), waiting, granted));
         let mut store = match store {
             Ok(store) => store,
             Err(failure) => return (Err(failure), None),
@@ -752,9 +775,11 @@ impl Sandbox {
         // limit when that is larger, so that a result within the limit is
         // never refused on the way (see `Failure::TooMuchData`).
         store.set_hostcall_fuel(hostcall_bytes(limits));
-        store
-            .set_fuel(limits.fuel)
-            .expect("fuel is enabled in the engine config");
+        if self.metered {
+            store
+                .set_fuel(limits.fuel)
+                .expect("fuel is enabled in the engine config");
+        }
         // Yield to the runtime at the next epoch tick, and at every tick
         // after. (A new store's deadline is the current epoch: without the
         // first line, every call would yield at once, before doing any work.)
@@ -1338,8 +1363,8 @@ fn spawn_epoch_ticker(engine: wasmtime::EngineWeak) {
         .expect("spawning the epoch thread");
 }
 
-/// The span of one part of a call (`corral.plugin.instantiate`,
-/// `corral.plugin.run`), a child of the call's span (the current one).
+/// The span of one part of a call (`corral.plugin.prepare`: the store and
+/// its WASI context; `corral.plugin.instantiate`, `corral.plugin.run`), a child of the call's span (the current one).
 fn phase_span(name: &'static str) -> tracing::Span {
     tracing::info_span!(target: "corral_otel", "corral.plugin.phase", "otel.name" = name)
 }
