@@ -29,6 +29,7 @@ use corral_tool::CallContext;
 use serde_json::{Value, json};
 use support::all_plugins_dir;
 use tracing::span;
+use tracing_subscriber::Layer;
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 
@@ -155,7 +156,7 @@ impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> tracing_subscriber::Layer<
         };
         let took = started.at.elapsed();
         let faults = if FAULTS.get() {
-            minor_faults() - started.faults
+            minor_faults().saturating_sub(started.faults)
         } else {
             0
         };
@@ -248,17 +249,16 @@ struct Profile {
 }
 
 async fn profile(subject: &Subject, built: &Path, calls: usize) -> Profile {
-    let options = || SandboxOptions {
+    let stores = tempfile::tempdir().unwrap();
+    let options = |name: &str| SandboxOptions {
         global_rate: 1e9,
         state: Some(corral_sandbox::state::StateStore(Arc::new(
-            corral_sandbox::state::sqlite::Sqlite::new(
-                tempfile::tempdir().unwrap().keep().join("state.db"),
-            ),
+            corral_sandbox::state::sqlite::Sqlite::new(stores.path().join(name)),
         ))),
         ..Default::default()
     };
     let work = tempfile::tempdir().unwrap();
-    let sandbox = Sandbox::new(options()).unwrap();
+    let sandbox = Sandbox::new(options("metered.db")).unwrap();
     let plugin = load(&sandbox, built, work.path(), subject.plugin).await;
     let timed = measure(&plugin, subject, calls, false).await;
     let faulted = measure(&plugin, subject, calls, true).await;
@@ -291,9 +291,11 @@ async fn profile(subject: &Subject, built: &Path, calls: usize) -> Profile {
         mean_faults(faulted.iter().map(|s| s.after.1), calls),
     ));
 
+    drop((plugin, sandbox));
+
     // The same calls on an engine that counts no fuel.
     let work = tempfile::tempdir().unwrap();
-    let sandbox = Sandbox::unmetered_for_benchmarks(options()).unwrap();
+    let sandbox = Sandbox::unmetered_for_benchmarks(options("unmetered.db")).unwrap();
     let plugin = load(&sandbox, built, work.path(), subject.plugin).await;
     let unmetered = measure(&plugin, subject, calls, false).await;
     let unmetered_run = median(
@@ -318,7 +320,12 @@ fn main() {
         .and_then(|value| value.parse().ok())
         .unwrap_or(300);
     all_plugins_dir();
-    let subscriber = tracing_subscriber::registry().with(Parts);
+    // Only the sandbox's own spans: a layer without a filter would turn on
+    // every callsite of every crate (wasmtime-wasi's spans around each
+    // host call among them) and time them too.
+    let only_corral = tracing_subscriber::filter::Targets::new()
+        .with_target("corral_otel", tracing::Level::TRACE);
+    let subscriber = tracing_subscriber::registry().with(Parts.with_filter(only_corral));
     tracing::subscriber::set_global_default(subscriber).unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -263,7 +263,10 @@ impl Spent {
     }
 
     pub fn fuel_used(&self, budget: u64) -> u64 {
-        budget.saturating_sub(self.store.get_fuel().unwrap_or(0))
+        // No fuel counted (a benchmark's unmetered sandbox): none burned.
+        self.store
+            .get_fuel()
+            .map_or(0, |left| budget.saturating_sub(left))
     }
 
     /// The linear memory the instance had grown to: its peak, as wasm
@@ -847,7 +850,9 @@ fn finish<T>(
     ran: Duration,
     outcome: Result<WasmResult<T>, Elapsed>,
 ) -> Result<Run<T>, Failure> {
-    let fuel_used = limits.fuel - store.get_fuel().unwrap_or(0);
+    let fuel_used = store
+        .get_fuel()
+        .map_or(0, |left| limits.fuel.saturating_sub(left));
     let state = store.data_mut();
     let stderr = state.drain_output();
     match outcome {
