@@ -16,6 +16,8 @@
 //! in the same run, in a column of its own. Prints one table, the one
 //! docs/benchmarks.md shows ("Where a call's time goes").
 
+#[allow(dead_code)] // each bench uses a different part of it
+mod stdio;
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 
@@ -27,6 +29,7 @@ use std::time::{Duration, Instant};
 use corral_sandbox::{Plugin, Sandbox, SandboxOptions};
 use corral_tool::CallContext;
 use serde_json::{Value, json};
+use stdio::median;
 use support::all_plugins_dir;
 use tracing::span;
 use tracing_subscriber::Layer;
@@ -81,12 +84,15 @@ fn subjects() -> Vec<Subject> {
     ]
 }
 
+/// The guest's part of a call, which fuel metering slows.
+const RUN: &str = "corral.plugin.run";
+
 /// The parts of a call, in the table's order, as the spans name them.
 const PARTS: [&str; 5] = [
     "validate arguments",
     "corral.plugin.prepare",
     "corral.plugin.instantiate",
-    "corral.plugin.run",
+    RUN,
     "validate output",
 ];
 
@@ -233,11 +239,6 @@ async fn measure(plugin: &Plugin, subject: &Subject, calls: usize, faults: bool)
     samples
 }
 
-fn median(mut values: Vec<Duration>) -> Duration {
-    values.sort();
-    values[values.len() / 2]
-}
-
 fn mean_faults(values: impl Iterator<Item = u64>, count: usize) -> f64 {
     values.sum::<u64>() as f64 / count as f64
 }
@@ -298,12 +299,7 @@ async fn profile(subject: &Subject, built: &Path, calls: usize) -> Profile {
     let sandbox = Sandbox::unmetered_for_benchmarks(options("unmetered.db")).unwrap();
     let plugin = load(&sandbox, built, work.path(), subject.plugin).await;
     let unmetered = measure(&plugin, subject, calls, false).await;
-    let unmetered_run = median(
-        part(&unmetered, "corral.plugin.run")
-            .into_iter()
-            .map(|(t, _)| t)
-            .collect(),
-    );
+    let unmetered_run = median(part(&unmetered, RUN).into_iter().map(|(t, _)| t).collect());
     Profile {
         rows,
         unmetered_run,
@@ -319,7 +315,7 @@ fn main() {
         .ok()
         .and_then(|value| value.parse().ok())
         .unwrap_or(300);
-    all_plugins_dir();
+    let built = all_plugins_dir();
     // Only the sandbox's own spans: a layer without a filter would turn on
     // every callsite of every crate (wasmtime-wasi's spans around each
     // host call among them) and time them too.
@@ -340,7 +336,6 @@ fn main() {
             "{} `{}` ({})",
             subject.plugin, subject.tool, subject.language
         );
-        let built = all_plugins_dir();
         columns.push((
             title.clone(),
             runtime.block_on(profile(&subject, &built, calls)),
@@ -375,7 +370,8 @@ fn main() {
     }
     let mut line = "| fuel metering's share of `run` |".to_string();
     for profile in &profiles {
-        let run = profile.rows[3].1;
+        let (_, run, _) = profile.rows.iter().find(|(part, ..)| part == RUN).unwrap();
+        let run = *run;
         let saved = run.saturating_sub(profile.unmetered_run);
         line.push_str(&format!(
             " {} ({:.0}%) |",

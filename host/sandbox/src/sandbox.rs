@@ -1369,7 +1369,8 @@ fn spawn_epoch_ticker(engine: wasmtime::EngineWeak) {
 }
 
 /// The span of one part of a call (`corral.plugin.prepare`: the store and
-/// its WASI context; `corral.plugin.instantiate`, `corral.plugin.run`), a child of the call's span (the current one).
+/// its WASI context; `corral.plugin.instantiate`, `corral.plugin.run`), a
+/// child of the call's span (the current one).
 fn phase_span(name: &'static str) -> tracing::Span {
     tracing::info_span!(target: "corral_otel", "corral.plugin.phase", "otel.name" = name)
 }
