@@ -462,17 +462,44 @@ impl<T: Send + 'static> Exports03<T> {
         instantiated: fn(&mut T),
         request: Request,
     ) -> wasmtime::Result<Response> {
-        let exported = match &request {
+        if !self.exports(&request) {
+            return Ok(Response::nothing(&request));
+        }
+        let instance = self.instantiate(&mut *store).await?;
+        instantiated(store.data_mut());
+        self.dispatch(store, instance, request).await
+    }
+
+    /// Whether the component exports the interface `request` is of.
+    fn exports(&self, request: &Request) -> bool {
+        match request {
             Request::ListTools | Request::Call { .. } => self.tools.is_some(),
             Request::ListResources | Request::Read { .. } => self.resources.is_some(),
             Request::ListPrompts | Request::Get { .. } => self.prompts.is_some(),
             Request::Complete { .. } => self.completion.is_some(),
-        };
-        if !exported {
+        }
+    }
+
+    /// A new instance of the component in `store`, which runs nothing of
+    /// the plugin's but its start functions.
+    pub(crate) async fn instantiate(
+        &self,
+        store: &mut wasmtime::Store<T>,
+    ) -> wasmtime::Result<wasmtime::component::Instance> {
+        self.pre.instantiate_async(store).await
+    }
+
+    /// Makes `request` of `instance`, made in `store` and never called
+    /// before.
+    pub(crate) async fn dispatch(
+        &self,
+        store: &mut wasmtime::Store<T>,
+        instance: wasmtime::component::Instance,
+        request: Request,
+    ) -> wasmtime::Result<Response> {
+        if !self.exports(&request) {
             return Ok(Response::nothing(&request));
         }
-        let instance = self.pre.instantiate_async(&mut *store).await?;
-        instantiated(store.data_mut());
         let store = &mut *store;
         // Each lookup below is of an export found present above.
         Ok(match request {

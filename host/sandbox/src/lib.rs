@@ -43,6 +43,7 @@ mod quota;
 pub mod sandbox;
 pub mod schema;
 pub mod secrets;
+mod spare;
 pub mod state;
 pub mod units;
 mod updated;

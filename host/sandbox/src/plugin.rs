@@ -36,6 +36,7 @@ use crate::naming::plugin_name;
 use crate::offerings::{CheckedTemplate, check_prompts, check_resources, check_uri};
 use crate::quota::{Refused, ToolRate, retry_after};
 use crate::sandbox::{CallState, Failure, Sandbox, Spent};
+use crate::spare::Spare;
 use crate::units::group_digits;
 use crate::units::human_bytes;
 use crate::updated::Served;
@@ -57,6 +58,10 @@ pub struct Plugin {
     path: PathBuf,
     sandbox: Arc<Sandbox>,
     pre: PluginPre<CallState>,
+    /// The instance made ahead of the next call, for a plugin that is
+    /// slow to instantiate; shared with the versions [`Plugin::relist`]
+    /// makes, which run the same component.
+    spare: Option<Arc<Spare>>,
     manifest: Manifest,
     /// Which interfaces the component exports.
     exports: Exports,
@@ -190,12 +195,14 @@ impl Plugin {
             "loaded {}",
             path.display()
         );
+        let spare = Spare::for_plugin(sandbox, &pre, &name, &manifest);
         Ok(Plugin {
             name,
             path: path.to_owned(),
             sandbox: sandbox.clone(),
             exports: pre.exports(),
             pre,
+            spare,
             manifest,
             tools,
             resources: resources.into(),
@@ -240,6 +247,7 @@ impl Plugin {
             path: self.path.clone(),
             sandbox: self.sandbox.clone(),
             pre: self.pre.clone(),
+            spare: self.spare.clone(),
             manifest: self.manifest.clone(),
             exports: self.exports,
             tools,
@@ -668,6 +676,7 @@ impl Plugin {
         };
         let (run, spent) = Box::pin(self.sandbox.run(
             &self.pre,
+            self.spare.as_ref(),
             &self.name,
             &self.manifest,
             request,
@@ -967,6 +976,7 @@ impl Plugin {
         };
         let (run, spent) = Box::pin(self.sandbox.run(
             &self.pre,
+            self.spare.as_ref(),
             &self.name,
             &self.manifest,
             request,

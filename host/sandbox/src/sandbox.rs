@@ -20,7 +20,7 @@ use tracing::Instrument as _;
 
 use anyhow::{Context as _, Result};
 use wasmtime::Result as WasmResult;
-use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
+use wasmtime::component::{Component, HasSelf, Instance, Linker, ResourceTable};
 use wasmtime::{
     Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap,
 };
@@ -29,7 +29,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::after_answer::AfterAnswer;
 use crate::ask::{Asking, InputRequired, Pause, WaitingCalls};
-use crate::bindings::{self, Contract, PluginPre, Request, Response, client, types};
+use crate::bindings::{self, Contract, Exports03, PluginPre, Request, Response, client, types};
 use crate::cache::{CompileCache, Provenance};
 use crate::capture::Captured;
 use crate::changes::{ResourceUpdates, ToolsChanged};
@@ -44,6 +44,7 @@ use crate::naming;
 use crate::plugin_text;
 use crate::quota::TokenBucket;
 use crate::secrets::{self, Granted, SecretSources};
+use crate::spare::Spare;
 use crate::state::keyvalue::{KeyValueView, StateAccess};
 use crate::state::{self, StateStore};
 use crate::units::{group_digits, human_bytes, human_duration};
@@ -92,6 +93,11 @@ const POOL_TABLE_ELEMENTS: usize = 100_000;
 /// shoot-downs of `madvise`. Calls that dirty more fall back to `madvise`.
 const POOL_KEEP_RESIDENT_MEMORY: usize = 2 << 20;
 const POOL_KEEP_RESIDENT_TABLE: usize = 256 << 10;
+
+/// Spare instances that plugins may hold at once, server-wide (see
+/// `spare`): each holds one of the pool's [`POOL_INSTANCES`] slots while it
+/// waits for its call.
+const MAX_SPARES: usize = 32;
 
 /// Why a sandboxed run did not produce a value.
 #[derive(Debug, Clone, PartialEq)]
@@ -381,6 +387,8 @@ pub struct Sandbox {
     tools_changed: ToolsChanged,
     /// Resources whose plugins said they were updated.
     resource_updates: ResourceUpdates,
+    /// Room for plugins' spare instances, server-wide ([`MAX_SPARES`]).
+    spare_room: Arc<tokio::sync::Semaphore>,
 }
 
 impl Sandbox {
@@ -449,6 +457,7 @@ impl Sandbox {
             after_answer: AfterAnswer::default(),
             tools_changed: ToolsChanged::default(),
             resource_updates: ResourceUpdates::default(),
+            spare_room: Arc::new(tokio::sync::Semaphore::new(MAX_SPARES)),
         }))
     }
 
@@ -481,6 +490,11 @@ impl Sandbox {
     /// call`: the marks then stay, one per plugin at most).
     pub fn tools_changed(&self) -> &ToolsChanged {
         &self.tools_changed
+    }
+
+    /// Room for one more spare instance, if the server has any left.
+    pub(crate) fn spare_room(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        self.spare_room.clone().try_acquire_owned().ok()
     }
 
     /// The resources whose plugins said they were updated, for whoever
@@ -543,18 +557,22 @@ impl Sandbox {
         let waiting = WaitingCalls::for_concurrency(1);
         let context = CallContext::default();
         let (run, _spent) = self
-            .run(pre, plugin, manifest, request, context, waiting)
+            .run(pre, None, plugin, manifest, request, context, waiting)
             .await;
         run
     }
 
     /// Instantiates the plugin and makes `request` (a tool call, a read, a
     /// prompt's `get`, a completion); its asks wait for the client only
-    /// while `waiting` (the plugin's) has room. Also returns the spent
-    /// instance, for the caller to drop once the answer is on its way.
-    pub async fn run(
+    /// while `waiting` (the plugin's) has room. A plugin with a `spare`
+    /// runs the request in the instance made ahead for it, when there is
+    /// one. Also returns the spent instance, for the caller to drop once
+    /// the answer is on its way.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn run(
         &self,
         pre: &PluginPre<CallState>,
+        spare: Option<&Arc<Spare>>,
         plugin: &Arc<str>,
         manifest: &Manifest,
         request: Request,
@@ -585,29 +603,59 @@ impl Sandbox {
                 Err(failure) => return (Err(failure), None),
             }
         };
+        // Lists are made at load, before any spare; a plugin with secrets
+        // has none (see `Spare::for_plugin`).
+        let spare = spare.filter(|_| !listing);
+        let made = match spare {
+            Some(spare) => spare.take().await,
+            None => None,
+        };
         let pause = Arc::new(Pause::default());
-        let store = phase_span("corral.plugin.prepare")
-            .in_scope(|| self.store(plugin, manifest, context, pause.clone(), waiting, granted));
-        let mut store = match store {
-            Ok(store) => store,
-            Err(failure) => return (Err(failure), None),
+        let caller = self.caller(plugin, manifest, context, pause.clone(), waiting);
+        let began;
+        let (mut store, outcome) = match (made, spare) {
+            (Some(made), Some(spare)) => {
+                tracing::debug!(plugin = %plugin, "the call runs in the instance made ahead of it");
+                let (mut store, instance) = made.into_parts();
+                phase_span("corral.plugin.prepare").in_scope(|| store.data_mut().serve(caller));
+                // Its deadline was set when it was made: the epoch's ticks
+                // since would stop the call at its first instruction.
+                store.set_epoch_deadline(1);
+                began = std::time::Instant::now();
+                let state = store.data_mut();
+                state.invoked = began;
+                state.phase = Some(phase_span("corral.plugin.run"));
+                let run = spare.pre().dispatch(&mut store, instance, request);
+                let outcome = within(time_limit, &pause, run).await;
+                (store, outcome)
+            }
+            _ => {
+                let store = phase_span("corral.plugin.prepare")
+                    .in_scope(|| self.store(plugin, manifest, caller, granted));
+                let mut store = match store {
+                    Ok(store) => store,
+                    Err(failure) => return (Err(failure), None),
+                };
+                began = std::time::Instant::now();
+                let state = store.data_mut();
+                state.invoked = began;
+                state.phase = Some(phase_span("corral.plugin.instantiate"));
+                let run = pre.invoke(
+                    &mut store,
+                    |state| {
+                        started(state);
+                        // Closes the instantiate span, opens the run's.
+                        state.phase = Some(phase_span("corral.plugin.run"));
+                    },
+                    request,
+                );
+                let outcome = within(time_limit, &pause, run).await;
+                (store, outcome)
+            }
         };
-        // What the guest's runtime reached for while it started is not the
-        // request's doing: Go's reads its preopened directories at start,
-        // which would give every failed call of a Go plugin the hint that
-        // it lacks a directory grant. That it did is noted: Go resolves
-        // every path itself from then on (see `missing_grant`).
-        let started = |state: &mut CallState| {
-            state.reached.started();
-            state.instantiation = Some(state.invoked.elapsed());
-            // Closes the instantiate span, opens the run's.
-            state.phase = Some(phase_span("corral.plugin.run"));
-        };
-        let began = std::time::Instant::now();
-        let state = store.data_mut();
-        state.invoked = began;
-        state.phase = Some(phase_span("corral.plugin.instantiate"));
-        let outcome = within(time_limit, &pause, pre.invoke(&mut store, started, request)).await;
+        if let Some(spare) = spare {
+            spare.order(store.data().instantiation);
+        }
         store.data_mut().phase = None;
         // Its time as the time limit counts it: waits for the client left out.
         let ran = began.elapsed().saturating_sub(pause.waited());
@@ -622,6 +670,41 @@ impl Sandbox {
             state.redacted += count;
         }
         (run, Some(Spent { store }))
+    }
+
+    /// A new instance of `plugin` made ahead of its call: as a call's,
+    /// with the plugin's grants and limits, but for no call (no client, no
+    /// principal, no events), under its time limit. See `spare`.
+    pub(crate) async fn spare_instance(
+        &self,
+        pre: &Exports03<CallState>,
+        plugin: &Arc<str>,
+        manifest: &Manifest,
+    ) -> Result<(Store<CallState>, Instance), Failure> {
+        let pause = Arc::new(Pause::default());
+        let waiting = WaitingCalls::for_concurrency(1);
+        let caller = self.caller(
+            plugin,
+            manifest,
+            CallContext::default(),
+            pause.clone(),
+            waiting,
+        );
+        let mut store = self.store(plugin, manifest, caller, None)?;
+        let began = std::time::Instant::now();
+        store.data_mut().invoked = began;
+        let limit = manifest.limits.timeout;
+        let outcome = within(limit, &pause, pre.instantiate(&mut store)).await;
+        let instance = finish(
+            &mut store,
+            &manifest.limits,
+            (limit, false),
+            began.elapsed(),
+            outcome,
+        )?
+        .value;
+        started(store.data_mut());
+        Ok((store, instance))
     }
 
     /// The secrets `plugin`'s call may read: the operator's, from its
@@ -681,16 +764,45 @@ impl Sandbox {
         Ok(granted)
     }
 
-    /// A fresh store: the manifest's limits, and a WASI context holding
-    /// exactly what the manifest grants. Stdio goes to capped captures;
-    /// events and asks to the call's context.
-    fn store(
+    /// What a call of `plugin` brings to the store it runs in, from its
+    /// `context`: where its events go, its client (to ask, while `waiting`
+    /// has room), and the store of its state, which may be its
+    /// principal's.
+    fn caller(
         &self,
         plugin: &Arc<str>,
         manifest: &Manifest,
         context: CallContext,
         pause: Arc<Pause>,
         waiting: Arc<WaitingCalls>,
+    ) -> Caller {
+        let limits = &manifest.limits;
+        let principal = context.principal;
+        Caller {
+            events: context.events,
+            asking: Asking::new(
+                context.client,
+                limits.input_wait,
+                limits.validation_units,
+                pause,
+                waiting,
+            ),
+            state: manifest.state.clone().map(|grant| {
+                let backend = self.options.state.as_ref().map(|store| store.0.clone());
+                let namespace = state_namespace(plugin, grant.per, principal.as_deref());
+                StateAccess::new(backend, namespace, grant)
+            }),
+        }
+    }
+
+    /// A fresh store: the manifest's limits, and a WASI context holding
+    /// exactly what the manifest grants. Stdio goes to capped captures;
+    /// events and asks to the `caller`'s.
+    fn store(
+        &self,
+        plugin: &Arc<str>,
+        manifest: &Manifest,
+        caller: Caller,
         granted: Option<Granted>,
     ) -> Result<Store<CallState>, Failure> {
         let limits = &manifest.limits;
@@ -730,20 +842,18 @@ impl Sandbox {
                     stderr: String::new(),
                 })?;
         }
-        let principal = context.principal;
+        let Caller {
+            events,
+            asking,
+            state,
+        } = caller;
         let state = CallState {
             wasi: wasi.build(),
             table: ResourceTable::new(),
             memory: MemoryLimiter::new(limits.memory_bytes),
             plugin: plugin.clone(),
-            events: context.events,
-            asking: Asking::new(
-                context.client,
-                limits.input_wait,
-                limits.validation_units,
-                pause,
-                waiting,
-            ),
+            events,
+            asking,
             log_events: 0,
             progress_events: 0,
             tools_changed: false,
@@ -760,11 +870,7 @@ impl Sandbox {
                 plugin: plugin.clone(),
                 grant: manifest.http.clone(),
             },
-            state: manifest.state.clone().map(|grant| {
-                let backend = self.options.state.as_ref().map(|store| store.0.clone());
-                let namespace = state_namespace(plugin, grant.per, principal.as_deref());
-                StateAccess::new(backend, namespace, grant)
-            }),
+            state,
             secrets: granted,
             redacted: 0,
             invoked: std::time::Instant::now(),
@@ -790,6 +896,17 @@ impl Sandbox {
         store.epoch_deadline_async_yield_and_update(1);
         Ok(store)
     }
+}
+
+/// Notes that the instance in `state`'s store is made. What the guest's
+/// runtime reached for while it started is not the request's doing: Go's
+/// reads its preopened directories at start, which would give every failed
+/// call of a Go plugin the hint that it lacks a directory grant. That it
+/// did is noted: Go resolves every path itself from then on (see
+/// `missing_grant`).
+fn started(state: &mut CallState) {
+    state.reached.started();
+    state.instantiation = Some(state.invoked.elapsed());
 }
 
 /// Bytes the guest may hand the host in one value: wasmtime's default
@@ -993,6 +1110,14 @@ fn state_namespace(plugin: &Arc<str>, per: StatePer, principal: Option<&Principa
     }
 }
 
+/// The parts of a store that are its call's own: made with the store, or
+/// handed over to a spare instance when its call takes it.
+struct Caller {
+    events: Option<EventSink>,
+    asking: Asking,
+    state: Option<StateAccess>,
+}
+
 /// Per-call state inside a store.
 pub struct CallState {
     wasi: WasiCtx,
@@ -1040,6 +1165,20 @@ pub struct CallState {
 }
 
 impl CallState {
+    /// Hands a spare instance's store over to its call: what the call
+    /// brings replaces what the spare was made with (no events, no client,
+    /// the plugin's own state namespace).
+    fn serve(&mut self, caller: Caller) {
+        let Caller {
+            events,
+            asking,
+            state,
+        } = caller;
+        self.events = events;
+        self.asking = asking;
+        self.state = state;
+    }
+
     fn config(&mut self) -> secrets::config::ConfigView<'_> {
         secrets::config::ConfigView {
             granted: self.secrets.as_ref(),

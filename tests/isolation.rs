@@ -1,0 +1,147 @@
+//! Nothing of one call is visible to the next, in every language: a fixture
+//! plugin in each (`tests/plugins/isolation-{rust,python,js,c,go}`) keeps
+//! what its tool `visit` was called with in module-level state (a counter,
+//! a list, the last mark) and answers with all of it. Through the real
+//! `corral serve`, each of several calls in a row must find that state as
+//! the component left it: one call, its own mark, no last mark.
+//!
+//! Each fixture also logs its mark: the log message must reach the client
+//! once, with its own call, and no other. A Python plugin is slow to
+//! instantiate (about half a millisecond), so the host makes each of its
+//! instances ahead of its call (`host/sandbox/src/spare.rs`), without
+//! the call's client: these tests show that such an instance is as fresh as
+//! any, and that the call's events are handed over to it.
+//!
+//! The Python, JavaScript, C and Go fixtures are built by the scripts that
+//! build the examples of their language (`plugins/build-LANG --out DIR
+//! PROJECT`), each into a folder of its own, one build at a time; the Rust
+//! one by `plugins/build`, with the other Rust fixtures.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::{Server, first_text, repo_root, take, target_dir};
+
+/// How long the first `tools/list` may take: it waits for the plugin to
+/// load, and a Python component (18 MB) compiles for 10-45 s cold on a
+/// 2-core machine.
+const FIRST_LOAD_BOUND: Duration = Duration::from_secs(300);
+
+/// Calls made in a row of each fixture.
+const CALLS: usize = 6;
+
+/// Builds `tests/plugins/isolation-LANGUAGE` with `plugins/build-SCRIPT`
+/// into a folder of its own, and returns that folder.
+fn build(script: &str, language: &str) -> PathBuf {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    // The toolchains (and target/release/corral, which the C and Go builds
+    // use) as plugins/build installs them, once per test binary.
+    support::all_plugins_dir();
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let project = repo_root().join(format!("tests/plugins/isolation-{language}"));
+    let out = target_dir()
+        .join("test-plugins")
+        .join(format!("isolation-{language}"));
+    let output = support::user_command(repo_root().join(format!("plugins/build-{script}")))
+        .arg("--out")
+        .arg(&out)
+        .arg(&project)
+        .output()
+        .unwrap_or_else(|err| panic!("plugins/build-{script}: {err}"));
+    assert!(
+        output.status.success(),
+        "plugins/build-{script} {}: {}",
+        project.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    out
+}
+
+/// Serves the plugin `name` in `folder` and calls `visit` [`CALLS`] times,
+/// each with its own mark; returns the server's stderr.
+fn each_call_finds_the_component_as_it_was(folder: &Path, name: &str) -> String {
+    let mut server = Server::start_with_env(
+        folder,
+        &["--no-watch"],
+        &[("CORRAL_LOG", "info,corral_sandbox=debug")],
+    );
+    server.initialize("2025-11-25");
+    server.result("logging/setLevel", json!({ "level": "info" }));
+    let id = server.send_request("tools/list", json!({}));
+    let listed = server.response_within(&id, FIRST_LOAD_BOUND);
+    let tools = &listed["result"]["tools"];
+    assert_eq!(tools[0]["name"], "visit", "{listed}\n{}", server.stderr());
+
+    for call in 0..CALLS {
+        let mark = format!("m{call}");
+        let result = server.call("visit", json!({ "mark": mark }));
+        assert_eq!(result["isError"], false, "{name}, call {call}: {result}");
+        let seen: Value = serde_json::from_str(first_text(&result))
+            .unwrap_or_else(|err| panic!("{name}, call {call}: {err}: {result}"));
+        assert_eq!(
+            seen,
+            json!({ "calls": 1, "marks": [mark], "last": null }),
+            "{name}, call {call}: what an earlier call left is visible"
+        );
+        // Its log message came with it, before its answer; none of another.
+        let logged: Vec<String> = take(&mut server, "notifications/message")
+            .iter()
+            .filter_map(|note| note["params"]["data"].as_str().map(str::to_owned))
+            .filter(|data| data.contains("visited by"))
+            .collect();
+        assert_eq!(
+            logged,
+            [format!("visited by {mark}")],
+            "{name}, call {call}: the call's log messages"
+        );
+    }
+    server.stderr()
+}
+
+/// What the sandbox logs of a call that ran in an instance made ahead.
+const RAN_IN_A_SPARE: &str = "runs in the instance made ahead of it";
+
+#[test]
+fn a_rust_plugin_finds_its_statics_as_the_component_left_them() {
+    let folder =
+        support::folder_with(&[("isolation-rust.wasm", &support::fixture("isolation-rust"))]);
+    each_call_finds_the_component_as_it_was(folder.path(), "isolation-rust");
+}
+
+/// The Python fixture is slow to instantiate: the calls after the first
+/// run in instances made ahead of them (as long as each instantiation
+/// stays slow, which on these machines it does), and find them as fresh as
+/// any.
+#[test]
+fn a_python_plugin_finds_its_module_as_the_component_left_it() {
+    let folder = build("python", "python");
+    let stderr = each_call_finds_the_component_as_it_was(&folder, "isolation-python");
+    assert!(
+        stderr.contains(RAN_IN_A_SPARE),
+        "no call ran in a spare instance: {stderr}"
+    );
+}
+
+#[test]
+fn a_javascript_plugin_finds_its_module_as_the_component_left_it() {
+    let folder = build("js", "js");
+    each_call_finds_the_component_as_it_was(&folder, "isolation-js");
+}
+
+#[test]
+fn a_c_plugin_finds_its_statics_as_the_component_left_them() {
+    let folder = build("c", "c");
+    each_call_finds_the_component_as_it_was(&folder, "isolation-c");
+}
+
+#[test]
+fn a_go_plugin_finds_its_package_as_the_component_left_it() {
+    let folder = build("go", "go");
+    each_call_finds_the_component_as_it_was(&folder, "isolation-go");
+}

@@ -1,0 +1,3 @@
+module corral.plugin/isolation-go
+
+go 1.27

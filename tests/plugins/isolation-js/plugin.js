@@ -1,0 +1,32 @@
+// Test fixture: a JavaScript plugin, built by plugins/build-js, whose tool
+// `visit` keeps what it was called with in module-level state (a counter,
+// an array, a property of globalThis) and answers with all of it. Each call
+// runs in an instance no call ran in before, so every answer holds its own
+// call alone: {"calls": 1, "marks": [MARK], "last": null}. It also logs its
+// mark, which must reach the call that made it.
+import { log } from 'corral:plugin/host@0.3.0';
+
+let calls = 0;
+const marks = [];
+
+export const tools = {
+  list() {
+    return [
+      {
+        name: 'visit',
+        description: 'Leaves a mark in module-level state.',
+        inputSchema: '{"type": "object", "properties": {"mark": {"type": "string"}}, "required": ["mark"]}',
+        icons: [],
+      },
+    ];
+  },
+  call(name, args) {
+    const { mark } = JSON.parse(args);
+    calls += 1;
+    marks.push(mark);
+    const seen = { calls, marks, last: globalThis.lastMark ?? null };
+    globalThis.lastMark = mark;
+    log('info', `visited by ${mark}`);
+    return { content: [{ tag: 'text', val: { text: JSON.stringify(seen) } }], isError: false };
+  },
+};
