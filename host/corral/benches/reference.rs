@@ -15,7 +15,11 @@
 //!
 //! Environment: `REFERENCE_CALLS` (timed calls per server, default 400,
 //! after a tenth as many to warm up), `REFERENCE_RUNS` (startups timed per
-//! server, default 5).
+//! server, default 5), `REFERENCE_PAUSE_MS` (a pause before each call, as a
+//! model's client leaves between the tools it calls; default none: calls
+//! back to back) and `REFERENCE_CORRAL` (another build of `corral` to
+//! measure, such as an earlier commit's). Arguments after `--` keep only
+//! the servers whose names hold one of them.
 
 #[allow(dead_code)] // each bench uses a different part of it
 mod stdio;
@@ -311,8 +315,9 @@ impl Launch {
 fn corral(folder: &Path, work: &Path) -> Launch {
     let cache = test_cache_dir();
     let state = format!("sqlite:{}", work.join("state.db").display());
+    let program = std::env::var("REFERENCE_CORRAL");
     Launch::new(
-        env!("CARGO_BIN_EXE_corral"),
+        program.as_deref().unwrap_or(env!("CARGO_BIN_EXE_corral")),
         &[
             "serve",
             folder.to_str().unwrap(),
@@ -423,9 +428,13 @@ fn timed_calls(clients: &mut [Client], sequence: &[Call<'_>], calls: usize) -> L
     for i in 0..calls / 10 {
         run(clients, i);
     }
+    let pause = Duration::from_millis(env_usize("REFERENCE_PAUSE_MS", 0) as u64);
     let mut samples = Vec::with_capacity(calls);
     let began = Instant::now();
     for i in 0..calls {
+        if !pause.is_zero() {
+            std::thread::sleep(pause);
+        }
         let sent = Instant::now();
         run(clients, i);
         samples.push(sent.elapsed());
@@ -524,8 +533,12 @@ fn main() {
         .filter(|r| filter.is_empty() || filter.iter().any(|f| r.name.contains(f.as_str())))
         .collect();
 
+    let pause = match env_usize("REFERENCE_PAUSE_MS", 0) {
+        0 => "back to back".to_owned(),
+        ms => format!("each after a pause of {ms} ms"),
+    };
     println!(
-        "{calls} calls per server after {} to warm up; startup: median of {runs}",
+        "{calls} calls per server ({pause}) after {} to warm up; startup: median of {runs}",
         calls / 10
     );
     println!();

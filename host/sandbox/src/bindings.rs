@@ -471,7 +471,7 @@ impl<T: Send + 'static> Exports03<T> {
     }
 
     /// Whether the component exports the interface `request` is of.
-    fn exports(&self, request: &Request) -> bool {
+    pub(crate) fn exports(&self, request: &Request) -> bool {
         match request {
             Request::ListTools | Request::Call { .. } => self.tools.is_some(),
             Request::ListResources | Request::Read { .. } => self.resources.is_some(),

@@ -35,7 +35,7 @@ use crate::metadata::{CheckedTool, printable};
 use crate::naming::plugin_name;
 use crate::offerings::{CheckedTemplate, check_prompts, check_resources, check_uri};
 use crate::quota::{Refused, ToolRate, retry_after};
-use crate::sandbox::{CallState, Failure, Sandbox, Spent};
+use crate::sandbox::{CallState, Failure, MadeAhead, Sandbox, Spent};
 use crate::spare::Spare;
 use crate::units::group_digits;
 use crate::units::human_bytes;
@@ -61,7 +61,7 @@ pub struct Plugin {
     /// The instance made ahead of the next call, for a plugin that is
     /// slow to instantiate; shared with the versions [`Plugin::relist`]
     /// makes, which run the same component.
-    spare: Option<Arc<Spare>>,
+    spare: Option<Arc<Spare<MadeAhead>>>,
     manifest: Manifest,
     /// Which interfaces the component exports.
     exports: Exports,
@@ -195,7 +195,7 @@ impl Plugin {
             "loaded {}",
             path.display()
         );
-        let spare = Spare::for_plugin(sandbox, &pre, &name, &manifest);
+        let spare = sandbox.spare_for(&pre, &name, &manifest);
         Ok(Plugin {
             name,
             path: path.to_owned(),

@@ -95,9 +95,11 @@ const POOL_KEEP_RESIDENT_MEMORY: usize = 2 << 20;
 const POOL_KEEP_RESIDENT_TABLE: usize = 256 << 10;
 
 /// Spare instances that plugins may hold at once, server-wide (see
-/// `spare`): each holds one of the pool's [`POOL_INSTANCES`] slots while it
-/// waits for its call.
-const MAX_SPARES: usize = 32;
+/// `spare`). Each holds one of the pool's [`POOL_INSTANCES`] component
+/// instances while it waits for its call, with its core instances, tables
+/// and memories (several core instances for a Python plugin), so that the
+/// spares take at most a sixteenth of the pool.
+const MAX_SPARES: usize = 16;
 
 /// Why a sandboxed run did not produce a value.
 #[derive(Debug, Clone, PartialEq)]
@@ -572,7 +574,7 @@ impl Sandbox {
     pub(crate) async fn run(
         &self,
         pre: &PluginPre<CallState>,
-        spare: Option<&Arc<Spare>>,
+        spare: Option<&Arc<Spare<MadeAhead>>>,
         plugin: &Arc<str>,
         manifest: &Manifest,
         request: Request,
@@ -604,19 +606,26 @@ impl Sandbox {
             }
         };
         // Lists are made at load, before any spare; a plugin with secrets
-        // has none (see `Spare::for_plugin`).
-        let spare = spare.filter(|_| !listing);
+        // has none (see `Sandbox::spare_for`); a request of an interface
+        // the plugin does not export needs no instance.
+        let exports = match pre {
+            PluginPre::V0_3(exports) if !listing && exports.exports(&request) => Some(exports),
+            _ => None,
+        };
+        let spare = spare.filter(|_| exports.is_some());
+        // A wait for the spare being made counts in the time limit.
+        let arrived = std::time::Instant::now();
         let made = match spare {
-            Some(spare) => spare.take().await,
+            Some(spare) => spare.take(time_limit).await,
             None => None,
         };
+        let time_limit_left = time_limit.saturating_sub(arrived.elapsed());
         let pause = Arc::new(Pause::default());
         let caller = self.caller(plugin, manifest, context, pause.clone(), waiting);
         let began;
-        let (mut store, outcome) = match (made, spare) {
-            (Some(made), Some(spare)) => {
+        let (mut store, outcome) = match (made, exports) {
+            (Some((mut store, instance)), Some(exports)) => {
                 tracing::debug!(plugin = %plugin, "the call runs in the instance made ahead of it");
-                let (mut store, instance) = made.into_parts();
                 phase_span("corral.plugin.prepare").in_scope(|| store.data_mut().serve(caller));
                 // Its deadline was set when it was made: the epoch's ticks
                 // since would stop the call at its first instruction.
@@ -625,8 +634,8 @@ impl Sandbox {
                 let state = store.data_mut();
                 state.invoked = began;
                 state.phase = Some(phase_span("corral.plugin.run"));
-                let run = spare.pre().dispatch(&mut store, instance, request);
-                let outcome = within(time_limit, &pause, run).await;
+                let run = exports.dispatch(&mut store, instance, request);
+                let outcome = within(time_limit_left, &pause, run).await;
                 (store, outcome)
             }
             _ => {
@@ -649,12 +658,12 @@ impl Sandbox {
                     },
                     request,
                 );
-                let outcome = within(time_limit, &pause, run).await;
+                let outcome = within(time_limit_left, &pause, run).await;
                 (store, outcome)
             }
         };
         if let Some(spare) = spare {
-            spare.order(store.data().instantiation);
+            spare.order(store.data().instantiation, || self.spare_room());
         }
         store.data_mut().phase = None;
         // Its time as the time limit counts it: waits for the client left out.
@@ -672,15 +681,62 @@ impl Sandbox {
         (run, Some(Spent { store }))
     }
 
-    /// A new instance of `plugin` made ahead of its call: as a call's,
-    /// with the plugin's grants and limits, but for no call (no client, no
-    /// principal, no events), under its time limit. See `spare`.
-    pub(crate) async fn spare_instance(
+    /// The spare instance of a plugin loaded as `pre`, if it may have one
+    /// (see `spare`): a plugin of contract 0.3.0 without `[secrets]` nor
+    /// state kept per principal.
+    ///
+    /// Each call still runs in an instance no call ran in before. A spare
+    /// is made as a call's instance is, with the plugin's grants and
+    /// limits, but for no call: instantiating runs nothing of the plugin's
+    /// but its start functions, with no arguments, no client, no principal
+    /// and no events. What is the call's own in the store (where its
+    /// events go, its client, its state's namespace) is handed over when
+    /// the call takes it ([`CallState::serve`]). A plugin with `[secrets]`
+    /// has none: its secrets are resolved for each call, into its WASI
+    /// environment too. Nor has one whose state is kept per principal: code
+    /// its runtime runs at start (a Go `init`, a C constructor) could reach
+    /// the store, which must then be the calling principal's. What a
+    /// spare's start says through `host.log` reaches no client (it is in
+    /// the server's log).
+    pub(crate) fn spare_for(
+        self: &Arc<Self>,
+        pre: &PluginPre<CallState>,
+        plugin: &Arc<str>,
+        manifest: &Manifest,
+    ) -> Option<Arc<Spare<MadeAhead>>> {
+        let PluginPre::V0_3(pre) = pre else {
+            return None;
+        };
+        let per_principal = manifest
+            .state
+            .as_ref()
+            .is_some_and(|grant| matches!(grant.per, StatePer::Principal));
+        if !manifest.secrets.is_empty() || per_principal {
+            return None;
+        }
+        let (sandbox, pre, name) = (self.clone(), pre.clone(), plugin.clone());
+        let manifest = Arc::new(manifest.clone());
+        Some(Spare::new(
+            plugin.clone(),
+            Box::new(move || {
+                let (sandbox, pre) = (sandbox.clone(), pre.clone());
+                let (name, manifest) = (name.clone(), manifest.clone());
+                Box::pin(async move {
+                    let made = sandbox.spare_instance(&pre, &name, &manifest).await;
+                    made.map_err(|failure| failure.to_string())
+                })
+            }),
+        ))
+    }
+
+    /// A new instance of `plugin` made ahead of its call, under its time
+    /// limit (see [`Sandbox::spare_for`]).
+    async fn spare_instance(
         &self,
         pre: &Exports03<CallState>,
         plugin: &Arc<str>,
         manifest: &Manifest,
-    ) -> Result<(Store<CallState>, Instance), Failure> {
+    ) -> Result<MadeAhead, Failure> {
         let pause = Arc::new(Pause::default());
         let waiting = WaitingCalls::for_concurrency(1);
         let caller = self.caller(
@@ -695,16 +751,19 @@ impl Sandbox {
         store.data_mut().invoked = began;
         let limit = manifest.limits.timeout;
         let outcome = within(limit, &pause, pre.instantiate(&mut store)).await;
-        let instance = finish(
-            &mut store,
-            &manifest.limits,
-            (limit, false),
-            began.elapsed(),
-            outcome,
-        )?
-        .value;
-        started(store.data_mut());
-        Ok((store, instance))
+        let failed = match outcome {
+            Ok(Ok(instance)) => {
+                started(store.data_mut());
+                // What its start wrote stays captured, for the call's log.
+                return Ok((store, instance));
+            }
+            Ok(Err(err)) => Ok(Err(err)),
+            Err(elapsed) => Err(elapsed),
+        };
+        let ran = began.elapsed();
+        let failure = finish::<()>(&mut store, &manifest.limits, (limit, false), ran, failed)
+            .expect_err("the instantiation failed");
+        Err(failure)
     }
 
     /// The secrets `plugin`'s call may read: the operator's, from its
@@ -1109,6 +1168,9 @@ fn state_namespace(plugin: &Arc<str>, per: StatePer, principal: Option<&Principa
         _ => plugin.clone(),
     }
 }
+
+/// An instance made ahead of its call, in its store (see `spare`).
+pub(crate) type MadeAhead = (Store<CallState>, Instance);
 
 /// The parts of a store that are its call's own: made with the store, or
 /// handed over to a spare instance when its call takes it.

@@ -10,26 +10,18 @@
 //! has each call answered that much sooner; one that calls back to back
 //! waits for the spare instead, which is no longer than making its own.
 //!
-//! Each call still runs in an instance no call ran in before. A spare is
-//! made as a call's instance is, with the plugin's grants and limits, but
-//! for no call: instantiating runs nothing of the plugin's but its start
-//! functions, with no arguments, no client, no principal and no events.
-//! What is the call's own in the store (where its events go, its client,
-//! its state's namespace) is handed over when the call takes it. A plugin
-//! with `[secrets]` has no spare: its secrets are resolved for each call,
-//! into its WASI environment too.
+//! This module keeps the spare and orders the next; what a spare is, and
+//! which plugins may have one, is the sandbox's (`Sandbox::spare_for`):
+//! each call still runs in an instance no call ran in before.
 
+use std::fmt::Display;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use tokio::sync::{Mutex, OwnedSemaphorePermit};
-use wasmtime::Store;
-use wasmtime::component::Instance;
-
-use crate::bindings::{Exports03, PluginPre};
-use crate::manifest::Manifest;
-use crate::sandbox::{CallState, Sandbox};
 
 /// Instantiations at least this long are made ahead. Below, a spare
 /// would save a call less than what taking it costs (a lock, a hand-over)
@@ -37,127 +29,176 @@ use crate::sandbox::{CallState, Sandbox};
 /// a few microseconds, a JavaScript one in 20-30.
 pub(crate) const WORTH_MAKING_AHEAD: Duration = Duration::from_micros(200);
 
-/// A plugin's spare instance, and what it takes to make the next.
-pub struct Spare {
-    sandbox: Arc<Sandbox>,
-    pre: Arc<Exports03<CallState>>,
+/// Spares that may fail to be made in a row before a plugin has no more.
+const MAX_FAILURES: u32 = 3;
+
+/// Makes one spare, or says why it could not.
+pub(crate) type Maker<T> =
+    Box<dyn Fn() -> Pin<Box<dyn Future<Output = Result<T, String>> + Send>> + Send + Sync>;
+
+/// A plugin's spare (a `T`), and what makes the next.
+pub(crate) struct Spare<T> {
     plugin: Arc<str>,
-    manifest: Manifest,
-    /// The instance made ahead, if any. Locked while the next is being
-    /// made: a call that arrives meanwhile waits for it, which is sooner
-    /// than making its own.
-    made: Arc<Mutex<Option<Made>>>,
-    /// Cleared for good when making one fails: a plugin whose start traps,
-    /// or hits a limit, then fails each call once, in the call's own
-    /// instance, not once more ahead of it.
-    usable: AtomicBool,
+    make: Maker<T>,
+    /// The spare, if one is made, with its place among the server's
+    /// spares. Locked while the next is being made: a call that arrives
+    /// meanwhile waits for it, which is sooner than making its own.
+    made: Arc<Mutex<Option<(T, OwnedSemaphorePermit)>>>,
+    /// Spares that failed to be made, in a row. At [`MAX_FAILURES`] none
+    /// is made any more: a plugin whose start traps, or hits a limit, then
+    /// fails each call once, in the call's own instance, not once more
+    /// ahead of it. (One failure may be the machine's: a busy moment past
+    /// the time limit, the pool full.)
+    failures: AtomicU32,
 }
 
-/// An instance made ahead, in its store, holding a place among the
-/// server's spares.
-pub(crate) struct Made {
-    store: Store<CallState>,
-    instance: Instance,
-    _room: OwnedSemaphorePermit,
-}
-
-impl Made {
-    /// The store and the instance, for the call that took them; the place
-    /// among the spares is free again.
-    pub(crate) fn into_parts(self) -> (Store<CallState>, Instance) {
-        (self.store, self.instance)
-    }
-}
-
-impl Spare {
-    /// The spare of a plugin loaded as `pre`, if it may have one: a plugin
-    /// of contract 0.3.0 without `[secrets]`.
-    pub(crate) fn for_plugin(
-        sandbox: &Arc<Sandbox>,
-        pre: &PluginPre<CallState>,
-        plugin: &Arc<str>,
-        manifest: &Manifest,
-    ) -> Option<Arc<Spare>> {
-        let PluginPre::V0_3(pre) = pre else {
-            return None;
-        };
-        if !manifest.secrets.is_empty() {
-            return None;
-        }
-        Some(Arc::new(Spare {
-            sandbox: sandbox.clone(),
-            pre: pre.clone(),
-            plugin: plugin.clone(),
-            manifest: manifest.clone(),
+impl<T: Send + 'static> Spare<T> {
+    pub(crate) fn new(plugin: Arc<str>, make: Maker<T>) -> Arc<Spare<T>> {
+        Arc::new(Spare {
+            plugin,
+            make,
             made: Arc::new(Mutex::new(None)),
-            usable: AtomicBool::new(true),
-        }))
+            failures: AtomicU32::new(0),
+        })
     }
 
-    pub(crate) fn pre(&self) -> &Exports03<CallState> {
-        &self.pre
+    fn usable(&self) -> bool {
+        self.failures.load(Ordering::Relaxed) < MAX_FAILURES
     }
 
-    /// The spare instance, if one is made (waiting for the one being made).
-    pub(crate) async fn take(&self) -> Option<Made> {
-        if !self.usable.load(Ordering::Relaxed) {
+    /// The spare, if one is made, waiting for the one being made for at
+    /// most `patience`. The timer is armed only if there is a wait.
+    pub(crate) async fn take(&self, patience: Duration) -> Option<T> {
+        if !self.usable() {
             return None;
         }
-        self.made.lock().await.take()
+        let (spare, _room) = tokio::time::timeout(patience, self.made.lock())
+            .await
+            .ok()?
+            .take()?;
+        Some(spare)
     }
 
-    /// Has the next spare made, when the last instantiation took
-    /// `instantiation` (of a call's instance, or of the spare it took) and
-    /// that is worth it, there is none, none is being made, and the server
-    /// has room for one more.
+    /// Has the next spare made, in `room` (a place among the server's
+    /// spares), when the last instantiation took `instantiation` (of a
+    /// call's instance, or of the spare it took) and that is worth it,
+    /// there is none and none is being made.
     ///
     /// Its slot is locked from now on, before the call's answer goes out,
     /// so that a call arriving before it is made waits for it rather than
-    /// making its own.
-    pub(crate) fn order(self: &Arc<Self>, instantiation: Option<Duration>) {
-        if !self.usable.load(Ordering::Relaxed)
-            || instantiation.is_none_or(|took| took < WORTH_MAKING_AHEAD)
-        {
+    /// making its own. It is made on the worker that ran the call, once
+    /// the call's task is done: made on another thread while the call
+    /// runs, the instance's page-table changes and the call's (its
+    /// copy-on-write faults) interrupt each other's CPU, which cost more
+    /// than the instantiation saved (docs/benchmarks.md).
+    pub(crate) fn order(
+        self: &Arc<Self>,
+        instantiation: Option<Duration>,
+        room: impl FnOnce() -> Option<OwnedSemaphorePermit>,
+    ) {
+        if !self.usable() || instantiation.is_none_or(|took| took < WORTH_MAKING_AHEAD) {
             return;
         }
         let Ok(mut slot) = self.made.clone().try_lock_owned() else {
             return;
         };
-        if slot.is_some() {
+        if slot.is_some() || tokio::runtime::Handle::try_current().is_err() {
             return;
         }
-        let Some(room) = self.sandbox.spare_room() else {
+        let Some(room) = room() else {
             return;
         };
-        if tokio::runtime::Handle::try_current().is_err() {
-            return;
-        }
         let spare = self.clone();
-        // On the worker that ran the call, after it: made on another
-        // thread while the call runs, the instance's page-table changes and
-        // the call's (copy-on-write faults) interrupt each other's CPU,
-        // which cost more than the instantiation saved (docs/benchmarks.md).
         tokio::spawn(async move {
-            *slot = spare.make(room).await;
+            match (spare.make)().await {
+                Ok(made) => {
+                    spare.failures.store(0, Ordering::Relaxed);
+                    *slot = Some((made, room));
+                }
+                Err(failure) => {
+                    spare.failures.fetch_add(1, Ordering::Relaxed);
+                    report(&spare.plugin, failure);
+                }
+            }
         });
     }
+}
 
-    async fn make(&self, room: OwnedSemaphorePermit) -> Option<Made> {
-        let made = self
-            .sandbox
-            .spare_instance(&self.pre, &self.plugin, &self.manifest)
-            .await;
-        match made {
-            Ok((store, instance)) => Some(Made {
-                store,
-                instance,
-                _room: room,
+fn report(plugin: &str, failure: impl Display) {
+    tracing::debug!(plugin = %plugin, "no spare instance: making one failed: {failure}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A spare whose makes give `outcomes` in turn, and the count of makes.
+    fn spare(outcomes: Vec<Result<u32, String>>) -> (Arc<Spare<u32>>, Arc<AtomicU32>) {
+        let outcomes = std::sync::Mutex::new(outcomes.into_iter());
+        let makes = Arc::new(AtomicU32::new(0));
+        let counted = makes.clone();
+        let spare = Spare::new(
+            "test".into(),
+            Box::new(move || {
+                counted.fetch_add(1, Ordering::Relaxed);
+                let next = outcomes.lock().unwrap().next().expect("one more make");
+                Box::pin(async move { next })
             }),
-            Err(failure) => {
-                self.usable.store(false, Ordering::Relaxed);
-                tracing::debug!(plugin = %self.plugin, "no spare instance: making one failed: {failure}");
-                None
-            }
+        );
+        (spare, makes)
+    }
+
+    fn room() -> Option<OwnedSemaphorePermit> {
+        Arc::new(tokio::sync::Semaphore::new(1))
+            .try_acquire_owned()
+            .ok()
+    }
+
+    const SLOW: Option<Duration> = Some(Duration::from_millis(1));
+
+    #[tokio::test]
+    async fn a_spare_is_taken_once_and_only_after_a_slow_instantiation() {
+        let (spare, makes) = spare(vec![Ok(1), Ok(2)]);
+        spare.order(Some(Duration::from_micros(10)), room);
+        spare.order(None, room);
+        assert_eq!(spare.take(Duration::ZERO).await, None, "fast: none made");
+        spare.order(SLOW, room);
+        // Ordered, not yet made: the take waits for it.
+        assert_eq!(spare.take(Duration::from_secs(5)).await, Some(1));
+        assert_eq!(spare.take(Duration::ZERO).await, None, "taken once");
+        spare.order(SLOW, room);
+        tokio::task::yield_now().await;
+        // Made: a second order while it waits makes no other.
+        spare.order(SLOW, room);
+        assert_eq!(spare.take(Duration::ZERO).await, Some(2));
+        assert_eq!(makes.load(Ordering::Relaxed), 2);
+    }
+
+    #[tokio::test]
+    async fn without_room_or_after_failures_in_a_row_none_is_made() {
+        let (spare, makes) = spare(vec![
+            Err("trap".into()),
+            Ok(1),
+            Err("trap".into()),
+            Err("trap".into()),
+            Err("trap".into()),
+        ]);
+        spare.order(SLOW, || None);
+        assert_eq!(spare.take(Duration::from_secs(5)).await, None, "no room");
+        spare.order(SLOW, room);
+        assert_eq!(spare.take(Duration::from_secs(5)).await, None, "failed");
+        // A success resets the count of failures.
+        spare.order(SLOW, room);
+        assert_eq!(spare.take(Duration::from_secs(5)).await, Some(1));
+        for _ in 0..MAX_FAILURES {
+            spare.order(SLOW, room);
+            assert_eq!(spare.take(Duration::from_secs(5)).await, None);
         }
+        assert_eq!(makes.load(Ordering::Relaxed), 2 + MAX_FAILURES);
+        // Past the failures, nothing is ordered.
+        spare.order(SLOW, room);
+        assert_eq!(spare.take(Duration::from_secs(5)).await, None);
+        tokio::task::yield_now().await;
+        assert_eq!(makes.load(Ordering::Relaxed), 2 + MAX_FAILURES);
     }
 }

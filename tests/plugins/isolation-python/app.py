@@ -2,7 +2,7 @@
 `visit` keeps what it was called with in module-level state (a counter, a
 list, a global rebound) and answers with all of it. Each call runs in an
 instance no call ran in before, so every answer holds its own call alone:
-`{"calls": 1, "marks": [MARK], "last": MARK}`. It also logs its mark, which
+`{"calls": 1, "marks": [MARK], "last": null}`. It also logs its mark, which
 must reach the call that made it."""
 
 import json
