@@ -315,7 +315,8 @@ impl Launch {
 fn corral(folder: &Path, work: &Path) -> Launch {
     let cache = test_cache_dir();
     let state = format!("sqlite:{}", work.join("state.db").display());
-    let program = std::env::var("REFERENCE_CORRAL");
+    let program = std::env::var("REFERENCE_CORRAL").ok();
+    let program = program.filter(|program| !program.is_empty());
     Launch::new(
         program.as_deref().unwrap_or(env!("CARGO_BIN_EXE_corral")),
         &[
