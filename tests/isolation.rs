@@ -20,11 +20,10 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{Server, first_text, repo_root, take, target_dir};
+use support::{Server, first_text, take};
 
 /// How long the first `tools/list` may take: it waits for the plugin to
 /// load, and a Python component (18 MB) compiles for 10-45 s cold on a
@@ -34,33 +33,10 @@ const FIRST_LOAD_BOUND: Duration = Duration::from_secs(300);
 /// Calls made in a row of each fixture.
 const CALLS: usize = 6;
 
-/// Builds `tests/plugins/isolation-LANGUAGE` with `plugins/build-SCRIPT`
-/// into a folder of its own, and returns that folder.
+/// Builds `tests/plugins/isolation-LANGUAGE` with `plugins/build-SCRIPT`,
+/// and returns its folder.
 fn build(script: &str, language: &str) -> PathBuf {
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-    // The toolchains (and target/release/corral, which the C and Go builds
-    // use) as plugins/build installs them, once per test binary.
-    support::all_plugins_dir();
-    let _turn = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let project = repo_root().join(format!("tests/plugins/isolation-{language}"));
-    let out = target_dir()
-        .join("test-plugins")
-        .join(format!("isolation-{language}"));
-    let output = support::user_command(repo_root().join(format!("plugins/build-{script}")))
-        .arg("--out")
-        .arg(&out)
-        .arg(&project)
-        .output()
-        .unwrap_or_else(|err| panic!("plugins/build-{script}: {err}"));
-    assert!(
-        output.status.success(),
-        "plugins/build-{script} {}: {}",
-        project.display(),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    out
+    support::build_fixture(script, &format!("isolation-{language}")).0
 }
 
 /// Serves the plugin `name` in `folder` and calls `visit` [`CALLS`] times,

@@ -11,18 +11,16 @@
 //! is composed of two grants, as `plugins/build-common.sh` composes them:
 //! Python `[http]`, JavaScript and Go `[state]`, TypeScript `[[dirs]]`.
 //!
-//! Each fixture is built into a folder of its own (a build is skipped when
-//! nothing changed since the last run), one build at a time: two
-//! componentize runs at once would only slow each other on a small machine.
+//! Each fixture is built into a folder of its own, one build at a time
+//! (`support::build_fixture`), and again at each run.
 
 mod support;
 
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{Server, first_text, repo_root, target_dir};
+use support::{Server, first_text, target_dir};
 
 /// How long the first `tools/list` may take: it waits for the plugin to
 /// load, and a Python component (18 MB) compiles for 10-45 s cold on a
@@ -34,36 +32,15 @@ const FIRST_LOAD_BOUND: Duration = Duration::from_secs(300);
 /// marker in the answer is the proof that the plugin read this very value.
 const TOKEN: &str = "corral-test-secret-languages-4711";
 
-/// Builds `tests/plugins/secrets-LANGUAGE` with `plugins/build-SCRIPT` into a
-/// folder of its own, and returns that folder and what the build said.
+/// Builds `tests/plugins/secrets-LANGUAGE` with `plugins/build-SCRIPT`, and
+/// returns its folder and what the build said. Built again each run: a
+/// build that finds its output up to date says so, not the world it
+/// composed, which is what these tests check.
 fn build(script: &str, language: &str) -> (PathBuf, String) {
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-    // The toolchains (and target/release/corral, which the C and Go builds
-    // use) as plugins/build installs them, once per test binary.
-    support::all_plugins_dir();
-    let _turn = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let project = repo_root().join(format!("tests/plugins/secrets-{language}"));
-    let out = target_dir()
-        .join("test-plugins")
-        .join(format!("secrets-{language}"));
-    // Built again each run: a build that finds its output up to date says
-    // so, not the world it composed, which is what these tests check.
-    let _ = std::fs::remove_file(out.join(format!("secrets-{language}.wasm")));
-    let output = support::user_command(repo_root().join(format!("plugins/build-{script}")))
-        .arg("--out")
-        .arg(&out)
-        .arg(&project)
-        .output()
-        .unwrap_or_else(|err| panic!("plugins/build-{script}: {err}"));
-    let said = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(
-        output.status.success(),
-        "plugins/build-{script} {}: {said}",
-        project.display()
-    );
-    (out, said)
+    let name = format!("secrets-{language}");
+    let out = target_dir().join("test-plugins").join(&name);
+    let _ = std::fs::remove_file(out.join(format!("{name}.wasm")));
+    support::build_fixture(script, &name)
 }
 
 /// Builds the fixture, serves it with the secrets in the environment, and

@@ -228,6 +228,37 @@ pub fn plugins_dir() -> PathBuf {
         .clone()
 }
 
+/// Builds the fixture `tests/plugins/NAME` with the script that builds the
+/// examples of its language (`plugins/build-SCRIPT --out DIR PROJECT`) into
+/// a folder of its own, `target/test-plugins/NAME`, and returns that folder
+/// and what the build said on stderr. One build at a time per test binary:
+/// two componentize runs at once would only slow each other on a small
+/// machine. A build finds its output up to date when nothing changed.
+pub fn build_fixture(script: &str, name: &str) -> (PathBuf, String) {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    // The toolchains (and target/release/corral, which the C and Go builds
+    // use) as plugins/build installs them, once per test binary.
+    all_plugins_dir();
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let project = repo_root().join("tests/plugins").join(name);
+    let out = target_dir().join("test-plugins").join(name);
+    let output = user_command(repo_root().join(format!("plugins/build-{script}")))
+        .arg("--out")
+        .arg(&out)
+        .arg(&project)
+        .output()
+        .unwrap_or_else(|err| panic!("plugins/build-{script}: {err}"));
+    let said = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(
+        output.status.success(),
+        "plugins/build-{script} {}: {said}",
+        project.display()
+    );
+    (out, said)
+}
+
 /// The built example plugin `name` (e.g. "calc", "python-dates").
 pub fn example(name: &str) -> PathBuf {
     all_plugins_dir().join(format!("{name}.wasm"))
