@@ -429,7 +429,7 @@ fn timed_calls(clients: &mut [Client], sequence: &[Call<'_>], calls: usize) -> L
     for i in 0..calls / 10 {
         run(clients, i);
     }
-    let pause = Duration::from_millis(env_usize("REFERENCE_PAUSE_MS", 0) as u64);
+    let pause = pause_before_each_call();
     let mut samples = Vec::with_capacity(calls);
     let began = Instant::now();
     for i in 0..calls {
@@ -508,6 +508,12 @@ fn row(name: &str, original: &Measured, corral: &Measured) {
     );
 }
 
+/// `REFERENCE_PAUSE_MS`: how long the client waits before each timed call
+/// (none: calls back to back).
+fn pause_before_each_call() -> Duration {
+    Duration::from_millis(env_usize("REFERENCE_PAUSE_MS", 0) as u64)
+}
+
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()
@@ -534,9 +540,9 @@ fn main() {
         .filter(|r| filter.is_empty() || filter.iter().any(|f| r.name.contains(f.as_str())))
         .collect();
 
-    let pause = match env_usize("REFERENCE_PAUSE_MS", 0) {
-        0 => "back to back".to_owned(),
-        ms => format!("each after a pause of {ms} ms"),
+    let pause = match pause_before_each_call() {
+        pause if pause.is_zero() => "back to back".to_owned(),
+        pause => format!("each after a pause of {} ms", pause.as_millis()),
     };
     println!(
         "{calls} calls per server ({pause}) after {} to warm up; startup: median of {runs}",

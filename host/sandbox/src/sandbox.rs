@@ -750,20 +750,18 @@ impl Sandbox {
         let began = std::time::Instant::now();
         store.data_mut().invoked = began;
         let limit = manifest.limits.timeout;
-        let outcome = within(limit, &pause, pre.instantiate(&mut store)).await;
-        let failed = match outcome {
+        match within(limit, &pause, pre.instantiate(&mut store)).await {
             Ok(Ok(instance)) => {
                 started(store.data_mut());
                 // What its start wrote stays captured, for the call's log.
-                return Ok((store, instance));
+                Ok((store, instance))
             }
-            Ok(Err(err)) => Ok(Err(err)),
-            Err(elapsed) => Err(elapsed),
-        };
-        let ran = began.elapsed();
-        let failure = finish::<()>(&mut store, &manifest.limits, (limit, false), ran, failed)
-            .expect_err("the instantiation failed");
-        Err(failure)
+            failed => {
+                let ran = began.elapsed();
+                let finished = finish(&mut store, &manifest.limits, (limit, false), ran, failed);
+                Err(finished.expect_err("the instantiation failed"))
+            }
+        }
     }
 
     /// The secrets `plugin`'s call may read: the operator's, from its
