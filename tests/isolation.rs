@@ -104,10 +104,27 @@ fn a_python_plugin_finds_its_module_as_the_component_left_it() {
     );
 }
 
+/// The JavaScript build also runs code in componentize-js's glue realm
+/// before the snapshot (creating its built-in classes once rather than in
+/// every call, plugins/build-js.d/componentize.mjs): the calls find that
+/// realm as fresh as the plugin's own, and the fixture's `glue` tool finds
+/// the mark the build leaves when it reached that realm, which a change
+/// in componentize-js could silently stop.
 #[test]
 fn a_javascript_plugin_finds_its_module_as_the_component_left_it() {
     let folder = build("js", "js");
     each_call_finds_the_component_as_it_was(&folder, "isolation-js");
+
+    let mut server = Server::start_with(&folder, &["--no-watch"]);
+    server.initialize("2025-11-25");
+    let id = server.send_request("tools/list", json!({}));
+    server.response_within(&id, FIRST_LOAD_BOUND);
+    let result = server.call("glue", json!({}));
+    assert_eq!(
+        first_text(&result),
+        r#"{"warmed":true}"#,
+        "the build did not reach the glue's realm: {result}"
+    );
 }
 
 #[test]

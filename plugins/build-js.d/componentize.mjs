@@ -279,6 +279,52 @@ function guardExports(entry, maps, self) {
       }
     };
 
+  // Built-in classes SpiderMonkey creates in a realm at their first use
+  // there, which a call would otherwise create again in each fresh
+  // instance: those componentize-js's glue uses (Promise and the async
+  // functions every export is wrapped in, the typed arrays and DataView it
+  // reads and writes memory with) and those plugins use most.
+  const builtins = [
+    'Promise', 'ArrayBuffer', 'DataView', 'Uint8Array', 'Int8Array', 'Uint16Array', 'Int16Array',
+    'Uint32Array', 'Int32Array', 'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array',
+    'Map', 'Set', 'WeakMap', 'WeakRef', 'FinalizationRegistry', 'Symbol', 'BigInt', 'Error',
+    'TypeError', 'RangeError', 'SyntaxError', 'Array', 'Object', 'String', 'Number', 'Boolean',
+    'Function', 'RegExp', 'Date', 'JSON', 'Math', 'Reflect',
+  ];
+  const warm = `for (const name of ${JSON.stringify(builtins)}) void globalThis[name]; (async function () {})();`;
+  // Here, in the plugin's realm.
+  Function(warm)();
+  // The glue (the functions that lift a call's arguments, call the export
+  // and lower its result) runs in a realm of its own, which no code runs in
+  // before the snapshot: each call created Promise, the typed arrays and
+  // the async-function machinery there, a quarter to a half of a small
+  // call. The glue reads each exported function once as the component is
+  // initialized, after this module: each is an accessor until then, a
+  // non-strict function whose `caller` is the glue's reader. That
+  // reader's `Function` runs `warm` in the glue's realm, once. The mark
+  // on this realm's global says it did (tests/isolation.rs checks it);
+  // should a later componentize-js hide the reader, calls only cost what
+  // they did before.
+  const warmed = Symbol.for('corral.glue-realm-warmed');
+  const warmGlueRealm = (reader) => {
+    if (globalThis[warmed] || typeof reader !== 'function' || reader.constructor === Function) return;
+    try {
+      reader.constructor(warm)();
+      Object.defineProperty(globalThis, warmed, { value: true });
+    } catch {
+      // Not the glue's realm after all: nothing is warmed there.
+    }
+  };
+  const exportUntilRead = (iface, name, value, enumerable) => {
+    const read = (reader) => {
+      Object.defineProperty(iface, name, { value, writable: true, configurable: true, enumerable });
+      warmGlueRealm(reader);
+    };
+    // A body given to Function is not strict, as `caller` requires.
+    const getter = Function('value', 'read', 'return function get() { read(get.caller); return value; };')(value, read);
+    Object.defineProperty(iface, name, { get: getter, configurable: true, enumerable });
+  };
+
   for (const key of Object.keys(entry)) {
     const iface = entry[key];
     if (!(interfaces.includes(key) || key.startsWith('corral:plugin/')) || iface === null || typeof iface !== 'object') continue;
@@ -291,12 +337,7 @@ function guardExports(entry, maps, self) {
         const property = Object.getOwnPropertyDescriptor(object, name);
         if (typeof property.value !== 'function') continue;
         try {
-          Object.defineProperty(iface, name, {
-            value: guard(property.value),
-            writable: true,
-            configurable: true,
-            enumerable: object === iface && property.enumerable,
-          });
+          exportUntilRead(iface, name, guard(property.value), object === iface && property.enumerable);
         } catch {
           // Frozen: left as it is, and its errors as the engine prints them.
         }

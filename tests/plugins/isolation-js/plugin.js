@@ -4,6 +4,10 @@
 // runs in an instance no call ran in before, so every answer holds its own
 // call alone: {"calls": 1, "marks": [MARK], "last": null}. It also logs its
 // mark, which must reach the call that made it.
+//
+// Its tool `glue` answers whether the build created the built-in classes of
+// componentize-js's glue realm before the snapshot (the mark
+// plugins/build-js.d/componentize.mjs leaves on the global when it did).
 import { log } from 'corral:plugin/host@0.3.0';
 
 let calls = 0;
@@ -18,9 +22,19 @@ export const tools = {
         inputSchema: '{"type": "object", "properties": {"mark": {"type": "string"}}, "required": ["mark"]}',
         icons: [],
       },
+      {
+        name: 'glue',
+        description: "Whether the glue's realm was warmed in the snapshot.",
+        inputSchema: '{"type": "object"}',
+        icons: [],
+      },
     ];
   },
   call(name, args) {
+    if (name === 'glue') {
+      const warmed = globalThis[Symbol.for('corral.glue-realm-warmed')] === true;
+      return { content: [{ tag: 'text', val: { text: JSON.stringify({ warmed }) } }], isError: false };
+    }
     const { mark } = JSON.parse(args);
     calls += 1;
     marks.push(mark);
