@@ -279,11 +279,15 @@ function guardExports(entry, maps, self) {
       }
     };
 
-  // Built-in classes SpiderMonkey creates in a realm at their first use
-  // there, which a call would otherwise create again in each fresh
-  // instance: those componentize-js's glue uses (Promise and the async
-  // functions every export is wrapped in, the typed arrays and DataView it
-  // reads and writes memory with) and those plugins use most.
+  // componentize-js's glue (the functions that lift a call's arguments,
+  // call the export and lower its result) runs in a realm of its own,
+  // beside the plugin's. StarlingMonkey creates every built-in class of the
+  // plugin's realm up front, but those of the glue's only at their first
+  // use there, and only the glue's setup, which uses none of them, runs
+  // there before the snapshot: so each call, in its fresh instance, created
+  // Promise (every export is wrapped in an async function), the typed
+  // arrays and DataView again, a quarter to a half of a small call. `warm`
+  // creates them, and runs an async function, in the glue's realm.
   const builtins = [
     'Promise', 'ArrayBuffer', 'DataView', 'Uint8Array', 'Int8Array', 'Uint16Array', 'Int16Array',
     'Uint32Array', 'Int32Array', 'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array',
@@ -292,37 +296,41 @@ function guardExports(entry, maps, self) {
     'Function', 'RegExp', 'Date', 'JSON', 'Math', 'Reflect',
   ];
   const warm = `for (const name of ${JSON.stringify(builtins)}) void globalThis[name]; (async function () {})();`;
-  // Here, in the plugin's realm.
-  Function(warm)();
-  // The glue (the functions that lift a call's arguments, call the export
-  // and lower its result) runs in a realm of its own, which no code runs in
-  // before the snapshot: each call created Promise, the typed arrays and
-  // the async-function machinery there, a quarter to a half of a small
-  // call. The glue reads each exported function once as the component is
-  // initialized, after this module: each is an accessor until then, a
-  // non-strict function whose `caller` is the glue's reader. That
-  // reader's `Function` runs `warm` in the glue's realm, once. The mark
-  // on this realm's global says it did (tests/isolation.rs checks it);
-  // should a later componentize-js hide the reader, calls only cost what
-  // they did before.
+  // The glue reads each exported function once as the component is
+  // initialized, after this module. Until the first read, each is an
+  // accessor whose getter is a non-strict function: its `caller` is the
+  // glue's reader, and that reader's own `Function` runs `warm` in the
+  // glue's realm. That first read turns every accessor back into the
+  // property it stands for, and the mark on this realm's global says the
+  // glue's realm was reached (tests/isolation.rs checks it). Should a later
+  // componentize-js hide the reader, calls only cost what they did before.
   const warmed = Symbol.for('corral.glue-realm-warmed');
-  const warmGlueRealm = (reader) => {
-    if (globalThis[warmed] || typeof reader !== 'function' || reader.constructor === Function) return;
+  const untilRead = [];
+  const firstRead = (reader) => {
+    for (const { iface, name, descriptor } of untilRead.splice(0)) {
+      Reflect.defineProperty(iface, name, descriptor);
+    }
+    if (typeof reader !== 'function' || reader.constructor === Function) return;
     try {
       reader.constructor(warm)();
       Object.defineProperty(globalThis, warmed, { value: true });
     } catch {
-      // Not the glue's realm after all: nothing is warmed there.
+      // Not the glue's realm after all (nothing warmed), or a global that
+      // takes no mark.
     }
   };
-  const exportUntilRead = (iface, name, value, enumerable) => {
-    const read = (reader) => {
-      Object.defineProperty(iface, name, { value, writable: true, configurable: true, enumerable });
-      warmGlueRealm(reader);
-    };
+  let getterOf;
+  try {
     // A body given to Function is not strict, as `caller` requires.
-    const getter = Function('value', 'read', 'return function get() { read(get.caller); return value; };')(value, read);
-    Object.defineProperty(iface, name, { get: getter, configurable: true, enumerable });
+    getterOf = Function('value', 'read', 'return function get() { read(get.caller); return value; };');
+  } catch {
+    // No Function (the module locked it away): the exports are plain.
+  }
+  const defineExport = (iface, name, value, enumerable) => {
+    const descriptor = { value, writable: true, configurable: true, enumerable };
+    if (getterOf === undefined) return Object.defineProperty(iface, name, descriptor);
+    Object.defineProperty(iface, name, { get: getterOf(value, firstRead), configurable: true, enumerable });
+    untilRead.push({ iface, name, descriptor });
   };
 
   for (const key of Object.keys(entry)) {
@@ -337,7 +345,7 @@ function guardExports(entry, maps, self) {
         const property = Object.getOwnPropertyDescriptor(object, name);
         if (typeof property.value !== 'function') continue;
         try {
-          exportUntilRead(iface, name, guard(property.value), object === iface && property.enumerable);
+          defineExport(iface, name, guard(property.value), object === iface && property.enumerable);
         } catch {
           // Frozen: left as it is, and its errors as the engine prints them.
         }

@@ -7,7 +7,9 @@
 //
 // Its tool `glue` answers whether the build created the built-in classes of
 // componentize-js's glue realm before the snapshot (the mark
-// plugins/build-js.d/componentize.mjs leaves on the global when it did).
+// plugins/build-js.d/componentize.mjs leaves on the global when it did), and
+// whether its exported functions are plain properties again once the glue
+// has read them, `helper` too, which the glue never reads.
 import { log } from 'corral:plugin/host@0.3.0';
 
 let calls = 0;
@@ -33,7 +35,8 @@ export const tools = {
   call(name, args) {
     if (name === 'glue') {
       const warmed = globalThis[Symbol.for('corral.glue-realm-warmed')] === true;
-      return { content: [{ tag: 'text', val: { text: JSON.stringify({ warmed }) } }], isError: false };
+      const plain = ['list', 'call', 'helper'].every((own) => 'value' in Object.getOwnPropertyDescriptor(tools, own));
+      return { content: [{ tag: 'text', val: { text: JSON.stringify({ warmed, plain }) } }], isError: false };
     }
     const { mark } = JSON.parse(args);
     calls += 1;
@@ -42,5 +45,8 @@ export const tools = {
     globalThis.lastMark = mark;
     log('info', `visited by ${mark}`);
     return { content: [{ tag: 'text', val: { text: JSON.stringify(seen) } }], isError: false };
+  },
+  helper() {
+    return 'not an export of the world';
   },
 };
