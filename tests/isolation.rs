@@ -40,8 +40,8 @@ fn build(script: &str, language: &str) -> PathBuf {
 }
 
 /// Serves the plugin `name` in `folder` and calls `visit` [`CALLS`] times,
-/// each with its own mark; returns the server's stderr.
-fn each_call_finds_the_component_as_it_was(folder: &Path, name: &str) -> String {
+/// each with its own mark; returns the server, still serving.
+fn each_call_finds_the_component_as_it_was(folder: &Path, name: &str) -> Server {
     let mut server = Server::start_with_env(
         folder,
         &["--no-watch"],
@@ -77,7 +77,7 @@ fn each_call_finds_the_component_as_it_was(folder: &Path, name: &str) -> String 
             "{name}, call {call}: the call's log messages"
         );
     }
-    server.stderr()
+    server
 }
 
 /// What the sandbox logs of a call that ran in an instance made ahead.
@@ -97,7 +97,7 @@ fn a_rust_plugin_finds_its_statics_as_the_component_left_them() {
 #[test]
 fn a_python_plugin_finds_its_module_as_the_component_left_it() {
     let folder = build("python", "python");
-    let stderr = each_call_finds_the_component_as_it_was(&folder, "isolation-python");
+    let stderr = each_call_finds_the_component_as_it_was(&folder, "isolation-python").stderr();
     assert!(
         stderr.contains(RAN_IN_A_SPARE),
         "no call ran in a spare instance: {stderr}"
@@ -115,12 +115,7 @@ fn a_python_plugin_finds_its_module_as_the_component_left_it() {
 #[test]
 fn a_javascript_plugin_finds_its_module_as_the_component_left_it() {
     let folder = build("js", "js");
-    each_call_finds_the_component_as_it_was(&folder, "isolation-js");
-
-    let mut server = Server::start_with(&folder, &["--no-watch"]);
-    server.initialize("2025-11-25");
-    let id = server.send_request("tools/list", json!({}));
-    server.response_within(&id, FIRST_LOAD_BOUND);
+    let mut server = each_call_finds_the_component_as_it_was(&folder, "isolation-js");
     let result = server.call("glue", json!({}));
     assert_eq!(
         first_text(&result),

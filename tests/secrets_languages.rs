@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{Server, first_text, target_dir};
+use support::{Server, first_text};
 
 /// How long the first `tools/list` may take: it waits for the plugin to
 /// load, and a Python component (18 MB) compiles for 10-45 s cold on a
@@ -38,8 +38,7 @@ const TOKEN: &str = "corral-test-secret-languages-4711";
 /// composed, which is what these tests check.
 fn build(script: &str, language: &str) -> (PathBuf, String) {
     let name = format!("secrets-{language}");
-    let out = target_dir().join("test-plugins").join(&name);
-    let _ = std::fs::remove_file(out.join(format!("{name}.wasm")));
+    let _ = std::fs::remove_file(support::fixture_dir(&name).join(format!("{name}.wasm")));
     support::build_fixture(script, &name)
 }
 

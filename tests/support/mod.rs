@@ -228,10 +228,16 @@ pub fn plugins_dir() -> PathBuf {
         .clone()
 }
 
+/// The folder [`build_fixture`] builds the fixture `tests/plugins/NAME`
+/// into: `target/test-plugins/NAME`.
+pub fn fixture_dir(name: &str) -> PathBuf {
+    target_dir().join("test-plugins").join(name)
+}
+
 /// Builds the fixture `tests/plugins/NAME` with the script that builds the
 /// examples of its language (`plugins/build-SCRIPT --out DIR PROJECT`) into
-/// a folder of its own, `target/test-plugins/NAME`, and returns that folder
-/// and what the build said on stderr. One build at a time per test binary:
+/// a folder of its own ([`fixture_dir`]), and returns that folder and what
+/// the build said on stderr. One build at a time per test binary:
 /// two componentize runs at once would only slow each other on a small
 /// machine. A build finds its output up to date when nothing changed.
 pub fn build_fixture(script: &str, name: &str) -> (PathBuf, String) {
@@ -243,7 +249,7 @@ pub fn build_fixture(script: &str, name: &str) -> (PathBuf, String) {
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     let project = repo_root().join("tests/plugins").join(name);
-    let out = target_dir().join("test-plugins").join(name);
+    let out = fixture_dir(name);
     let output = user_command(repo_root().join(format!("plugins/build-{script}")))
         .arg("--out")
         .arg(&out)
